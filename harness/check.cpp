@@ -1,0 +1,63 @@
+#include "check.hpp"
+
+#include <mpi.h>
+
+#include <cublas_v2.h>
+
+namespace mpsb {
+namespace {
+struct Identity {
+  int rank = -1;
+  std::string host = "?";
+};
+Identity& identity() {
+  static Identity id;
+  return id;
+}
+// Source paths are long in build logs; the file name is enough to find the call.
+const char* base_name(const char* path) {
+  const char* base = path;
+  for (const char* p = path; *p != '\0'; ++p) {
+    if (*p == '/') base = p + 1;
+  }
+  return base;
+}
+}  // namespace
+
+void set_error_identity(int world_rank, const std::string& host) {
+  identity().rank = world_rank;
+  identity().host = host;
+}
+
+std::string error_identity() {
+  return "rank " + std::to_string(identity().rank) + " on host " + identity().host;
+}
+
+void throw_fatal(const std::string& call, const std::string& error, const char* file, int line) {
+  throw FatalError(error_identity() + ": " + call + " failed: " + error + " (" + base_name(file) + ":" +
+                   std::to_string(line) + ")");
+}
+
+void check_cuda(cudaError_t status, const char* call, const char* file, int line) {
+  if (status == cudaSuccess) return;
+  throw_fatal(call, std::string(cudaGetErrorString(status)) + " [" + cudaGetErrorName(status) + "]", file,
+              line);
+}
+
+void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  throw_fatal(call, std::string(cublasGetStatusString(status)) + " [" + cublasGetStatusName(status) + "]", file,
+              line);
+}
+
+void check_mpi(int status, const char* call, const char* file, int line) {
+  if (status == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(status, text, &length) != MPI_SUCCESS) {
+    throw_fatal(call, "MPI error code " + std::to_string(status), file, line);
+  }
+  throw_fatal(call, std::string(text, static_cast<std::size_t>(length)), file, line);
+}
+
+}  // namespace mpsb

@@ -1,0 +1,36 @@
+// Checked calls. Every CUDA, cuBLAS and MPI call goes through one of these
+// macros; a failure throws FatalError naming the call, the error, the source
+// location and this process's rank and host, and main() turns it into an
+// MPI_Abort so no other rank is left waiting.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+
+namespace mpsb {
+
+class FatalError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Set once after MPI_Init so every error message can say where it happened.
+void set_error_identity(int world_rank, const std::string& host);
+// "rank 3 on host gpu01"
+std::string error_identity();
+
+[[noreturn]] void throw_fatal(const std::string& call, const std::string& error, const char* file, int line);
+void check_cuda(cudaError_t status, const char* call, const char* file, int line);
+void check_cublas(cublasStatus_t status, const char* call, const char* file, int line);
+void check_mpi(int status, const char* call, const char* file, int line);
+
+}  // namespace mpsb
+
+#define MPSB_CUDA(call) ::mpsb::check_cuda((call), #call, __FILE__, __LINE__)
+#define MPSB_CUBLAS(call) ::mpsb::check_cublas((call), #call, __FILE__, __LINE__)
+#define MPSB_MPI(call) ::mpsb::check_mpi((call), #call, __FILE__, __LINE__)
+// After a kernel launch: reports launch-configuration errors at the launch site.
+#define MPSB_CUDA_LAUNCH() ::mpsb::check_cuda(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)

@@ -1,0 +1,115 @@
+#include "console_reporter.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "plan.hpp"
+
+namespace mpsb {
+namespace {
+
+std::string printf_string(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+std::string verification_text(const Result& r) {
+  if (!r.verified) return "FAILED";
+  return "yes";
+}
+
+}  // namespace
+
+std::string format_rate(double per_second, const std::string& unit) {
+  static const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  int p = 0;
+  double v = per_second;
+  while (std::fabs(v) >= 1000.0 && p < 6) {
+    v /= 1000.0;
+    ++p;
+  }
+  const bool glue = !unit.empty() && std::isupper(static_cast<unsigned char>(unit.front()));
+  std::string number = printf_string(v >= 100 ? "%.1f" : (v >= 10 ? "%.2f" : "%.3f"), v);
+  return number + (glue ? " " + std::string(prefixes[p]) : " " + std::string(prefixes[p]) + (p ? " " : "")) + unit;
+}
+
+void ConsoleReporter::report_context(const Context& c) {
+  const auto& pl = c.placement;
+  out_ << "mpsbench " << c.version << " (git " << c.git_commit.substr(0, 12) << (c.git_dirty ? "+dirty" : "")
+       << ")\n";
+  out_ << "  ranks: " << c.world_size << " on " << c.hosts.size() << " host(s); device: "
+       << (pl.kind == DeviceKind::gpu ? "gpu" : "cpu");
+  if (!c.device_note.empty()) out_ << " (" << c.device_note << ")";
+  out_ << "\n";
+  if (pl.kind == DeviceKind::gpu) {
+    int mps_ranks = 0;
+    for (const auto& r : pl.ranks) mps_ranks += r.gpu.mps_enabled ? 1 : 0;
+    for (const RankPlacement* g : pl.distinct_gpus()) {
+      out_ << "  GPU " << g->gpu.index << " on " << g->host << ": " << g->gpu.name << ", " << g->gpu.sm_count
+           << " SMs, " << format_bytes(static_cast<double>(g->gpu.memory_total_bytes)) << ", compute mode "
+           << g->gpu.compute_mode << "\n";
+    }
+    out_ << "  MPS: enabled for " << mps_ranks << " of " << c.world_size << " ranks; CUDA driver "
+         << format_cuda_version(c.cuda.driver) << ", runtime " << format_cuda_version(c.cuda.runtime) << "\n";
+  } else {
+    out_ << "  *** running the CPU implementations: numbers describe this host's cores, not a GPU ***\n";
+  }
+  if (pl.uneven) {
+    out_ << "  note: devices hold unequal rank counts; sweeping up to " << pl.max_ranks_per_device
+         << " ranks per device, the extra ranks stay idle\n";
+  }
+  out_ << "  plan: " << planned_ << " configurations, min time " << c.settings.min_time_s << " s x "
+       << c.settings.repetitions << " repetitions\n";
+  out_ << "  results: " << results_path_ << "\n" << std::flush;
+}
+
+void ConsoleReporter::report_result(const Result& r, int index, int total) {
+  const Summary& s = r.primary_summary();
+  const std::string unit = r.primary_unit();
+  char head[160];
+  std::snprintf(head, sizeof head, "[%*d/%d] %s %s size %lld ranks/gpu %d: ", total >= 100 ? 3 : 2, index, total,
+                r.config.kernel.c_str(), r.config.precision.c_str(), static_cast<long long>(r.config.size),
+                r.config.ranks_per_gpu);
+  out_ << head << format_rate(s.median, unit) << " (min " << format_rate(s.min, unit) << ", cv "
+       << printf_string("%.1f%%", 100 * r.cv) << ")";
+  if (r.speedup) out_ << ", speedup " << printf_string("%.2f", *r.speedup);
+  out_ << ", fairness " << printf_string("%.3f", r.jain_fairness) << ", ";
+  if (r.verified) {
+    out_ << "verified (max err " << printf_string("%.1e", r.max_rel_error.value_or(0)) << ")";
+  } else {
+    out_ << "VERIFICATION FAILED";
+    for (const auto& rr : r.ranks) {
+      if (!rr.verification.ok) {
+        out_ << " on rank " << rr.rank << ": " << rr.verification.detail;
+        break;
+      }
+    }
+  }
+  out_ << "\n" << std::flush;
+  results_.push_back(r);
+}
+
+void ConsoleReporter::finish() {
+  out_ << "\n";
+  char line[200];
+  std::snprintf(line, sizeof line, "%-8s %-9s %8s %9s %20s %8s %8s %8s\n", "kernel", "precision", "size",
+                "ranks/gpu", "aggregate", "speedup", "fairness", "verified");
+  out_ << line;
+  for (const auto& r : results_) {
+    std::snprintf(line, sizeof line, "%-8s %-9s %8lld %9d %20s %8s %8.3f %8s\n", r.config.kernel.c_str(),
+                  r.config.precision.c_str(), static_cast<long long>(r.config.size), r.config.ranks_per_gpu,
+                  format_rate(r.primary_summary().median, r.primary_unit()).c_str(),
+                  r.speedup ? printf_string("%.2f", *r.speedup).c_str() : "-", r.jain_fairness,
+                  verification_text(r).c_str());
+    out_ << line;
+  }
+  int failed = 0;
+  for (const auto& r : results_) failed += r.verified ? 0 : 1;
+  out_ << "\n" << results_.size() << " configurations, " << failed << " failed verification; results in "
+       << results_path_ << "\n" << std::flush;
+}
+
+}  // namespace mpsb

@@ -1,0 +1,233 @@
+// mpsbench: run the sweep on every rank; rank 0 reports.
+// Exit codes: 0 all verified, 1 a verification failed, 2 bad input, 3 fatal
+// runtime error (MPI_Abort, so no rank is left waiting).
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <tuple>
+
+#include "atomic_file.hpp"
+#include "build_info.hpp"
+#include "check.hpp"
+#include "clock.hpp"
+#include "console_reporter.hpp"
+#include "device.hpp"
+#include "json_reporter.hpp"
+#include "measure.hpp"
+#include "mpi_context.hpp"
+#include "options.hpp"
+#include "placement.hpp"
+#include "plan.hpp"
+#include "registry.hpp"
+#include "result.hpp"
+
+namespace mpsb {
+namespace {
+
+constexpr int kExitVerificationFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitFatal = 3;
+
+// Runs `check` on rank 0 only and makes its UsageError everyone's.
+template <typename F>
+void rank0_check(const MpiContext& ctx, F&& check) {
+  std::string problem;
+  if (ctx.rank == 0) {
+    try {
+      check();
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+  }
+  int length = static_cast<int>(problem.size());
+  MPSB_MPI(MPI_Bcast(&length, 1, MPI_INT, 0, ctx.world));
+  problem.resize(static_cast<std::size_t>(length));
+  MPSB_MPI(MPI_Bcast(problem.data(), length, MPI_CHAR, 0, ctx.world));
+  if (!problem.empty()) throw UsageError(problem);
+}
+
+void print_kernels(std::ostream& out) {
+  for (const auto& k : kernel_registry()) {
+    out << k.name << ": " << k.summary << "\n  precisions:";
+    for (const auto& p : k.precisions) out << " " << p;
+    out << "\n  default sizes (gpu):";
+    for (auto s : k.default_gpu_sizes) out << " " << s;
+    out << "\n  default sizes (cpu):";
+    for (auto s : k.default_cpu_sizes) out << " " << s;
+    out << "\n";
+  }
+}
+
+struct DeviceDecision {
+  DeviceKind kind = DeviceKind::cpu;
+  std::string note;
+};
+
+// Every rank sees every rank's probe, so all decide alike.
+DeviceDecision decide_device(const MpiContext& ctx, DeviceChoice choice, const GpuProbe& probe) {
+  if (choice == DeviceChoice::cpu) return {DeviceKind::cpu, ""};
+  const auto problems = allgather_strings(ctx.world, probe.problem);
+  const auto hosts = allgather_strings(ctx.world, ctx.host);
+  int with_gpu = 0;
+  int first_bad = -1;
+  for (int r = 0; r < ctx.size; ++r) {
+    if (problems[r].empty()) {
+      ++with_gpu;
+    } else if (first_bad < 0) {
+      first_bad = r;
+    }
+  }
+  if (with_gpu == ctx.size) return {DeviceKind::gpu, ""};
+  const std::string where = "rank " + std::to_string(first_bad) + " on " + hosts[first_bad] + ": " +
+                            problems[first_bad];
+  if (problems[first_bad].rfind("--gpus", 0) == 0) throw UsageError(problems[first_bad] + " on " + hosts[first_bad]);
+  if (choice == DeviceChoice::gpu) throw UsageError("--device gpu: no usable GPU (" + where + ")");
+  if (with_gpu > 0) {
+    throw UsageError("--device auto: GPUs are usable on some hosts only (" + where +
+                     "); choose --device cpu or --device gpu");
+  }
+  return {DeviceKind::cpu, "auto: no usable GPU, " + problems[0]};
+}
+
+std::string default_output_name() {
+  std::string stamp = utc_timestamp_iso8601();  // 2026-11-21T14:41:00Z
+  stamp.erase(std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }),
+              stamp.end());
+  std::replace(stamp.begin(), stamp.end(), 'T', '-');
+  if (!stamp.empty() && stamp.back() == 'Z') stamp.pop_back();
+  return first_free_path("mpsbench-" + stamp + ".json");
+}
+
+int run(int argc, char** argv) {
+  MpiContext ctx = make_mpi_context();
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const Options opt = parse_options(args);
+  if (opt.show_help || opt.show_version || opt.list_kernels) {
+    if (ctx.rank == 0) {
+      if (opt.show_help) std::cout << usage_text();
+      if (opt.show_version) {
+        std::cout << "mpsbench " << build_version() << " (git " << build_git_commit()
+                  << (build_git_dirty() ? ", modified" : "") << ")\n";
+      }
+      if (opt.list_kernels) print_kernels(std::cout);
+    }
+    free_mpi_context(ctx);
+    return 0;
+  }
+
+  const GpuProbe probe = opt.device == DeviceChoice::cpu ? GpuProbe{} : probe_gpus(opt.gpus);
+  const DeviceDecision device = decide_device(ctx, opt.device, probe);
+  GpuInfo gpu;
+  if (device.kind == DeviceKind::gpu) {
+    gpu = open_gpu(probe.usable[static_cast<std::size_t>(ctx.local_rank) % probe.usable.size()]);
+  }
+  // Free memory once every rank's context exists: what the sweep can really use.
+  MPSB_MPI(MPI_Barrier(ctx.world));
+  if (device.kind == DeviceKind::gpu) gpu.memory_free_bytes = current_gpu_free_bytes();
+
+  std::vector<RankPlacement> ranks;
+  for (const auto& text :
+       allgather_strings(ctx.world, serialize(describe_rank(ctx.rank, ctx.host, ctx.local_rank, device.kind, gpu)))) {
+    ranks.push_back(deserialize_rank(text));
+  }
+  const Placement placement = build_placement(device.kind, std::move(ranks));
+  const auto plan = build_plan(opt, device.kind, placement.max_ranks_per_device, placement.device_count);
+  preflight_memory(plan, placement);
+
+  Context context;
+  context.version = build_version();
+  context.git_commit = build_git_commit();
+  context.git_dirty = build_git_dirty();
+  context.date_utc = utc_timestamp_iso8601();
+  context.argv.assign(argv, argv + argc);
+  std::vector<std::string> all_hosts;
+  for (const auto& r : placement.ranks) {
+    all_hosts.push_back(r.host);
+    if (std::find(context.hosts.begin(), context.hosts.end(), r.host) == context.hosts.end()) {
+      context.hosts.push_back(r.host);
+    }
+  }
+  context.mpi_library_version = mpi_library_version();
+  context.world_size = ctx.size;
+  context.device_requested = to_string(opt.device);
+  context.device_note = device.note;
+  context.cuda = cuda_versions();
+  context.settings = MeasureSettings{opt.min_time_s, opt.repetitions, opt.seed};
+  context.placement = placement;
+
+  std::vector<std::unique_ptr<Reporter>> reporters;
+  rank0_check(ctx, [&] {
+    const std::string path = opt.output.empty() ? default_output_name() : opt.output;
+    auto json = std::make_unique<JsonReporter>(path);
+    try {
+      json->report_context(context);  // proves the path is writable before any work
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--output: ") + e.what());
+    }
+    auto console = std::make_unique<ConsoleReporter>(std::cout, path, static_cast<int>(plan.size()));
+    console->report_context(context);
+    reporters.push_back(std::move(console));
+    reporters.push_back(std::move(json));
+  });
+
+  const double offset = clock_offset_to_root(ctx, all_hosts);
+  cudaStream_t stream = nullptr;
+  if (device.kind == DeviceKind::gpu) MPSB_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_throughput;
+  bool all_verified = true;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const Config& config = plan[i];
+    const ConfigSamples samples = measure_config(ctx, placement, config, context.settings, stream, offset);
+    if (ctx.rank != 0) continue;
+    const auto key = std::make_tuple(config.kernel, config.precision, config.size);
+    std::optional<double> baseline;
+    if (const auto it = one_rank_throughput.find(key); it != one_rank_throughput.end()) baseline = it->second;
+    const Result result = summarize(samples, placement, opt.repetitions, baseline);
+    if (config.ranks_per_gpu == 1) one_rank_throughput[key] = result.primary_summary().median;
+    all_verified = all_verified && result.verified;
+    for (auto& r : reporters) r->report_result(result, static_cast<int>(i) + 1, static_cast<int>(plan.size()));
+  }
+  for (auto& r : reporters) r->finish();
+  if (stream != nullptr) MPSB_CUDA(cudaStreamDestroy(stream));
+
+  int exit_code = all_verified ? 0 : kExitVerificationFailed;
+  MPSB_MPI(MPI_Bcast(&exit_code, 1, MPI_INT, 0, ctx.world));
+  free_mpi_context(ctx);
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace mpsb
+
+int main(int argc, char** argv) {
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    std::fprintf(stderr, "mpsbench: fatal: MPI_Init failed\n");
+    return mpsb::kExitFatal;
+  }
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int exit_code = 0;
+  try {
+    exit_code = mpsb::run(argc, argv);
+  } catch (const mpsb::UsageError& e) {
+    // Every rank reaches the same verdict; one line is enough.
+    if (rank == 0) std::fprintf(stderr, "mpsbench: error: %s\n", e.what());
+    exit_code = mpsb::kExitUsage;
+  } catch (const mpsb::FatalError& e) {
+    std::fprintf(stderr, "mpsbench: fatal: %s\n", e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, mpsb::kExitFatal);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mpsbench: fatal: %s: %s\n", mpsb::error_identity().c_str(), e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, mpsb::kExitFatal);
+  }
+  MPI_Finalize();
+  return exit_code;
+}

@@ -1,0 +1,215 @@
+#include "options.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "registry.hpp"
+
+namespace mpsb {
+namespace {
+
+std::vector<std::string> split_list(const std::string& flag, const std::string& value) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(value);
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) throw UsageError(flag + ": empty item in list '" + value + "'");
+    items.push_back(item);
+  }
+  if (items.empty() || value.back() == ',') throw UsageError(flag + ": empty item in list '" + value + "'");
+  return items;
+}
+
+std::int64_t parse_integer(const std::string& flag, const std::string& text, std::int64_t min_value,
+                           std::int64_t max_value) {
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || text.front() == ' ') {
+    throw UsageError(flag + ": '" + text + "' is not an integer");
+  }
+  if (value < min_value || value > max_value) {
+    throw UsageError(flag + ": " + text + " is out of range [" + std::to_string(min_value) + ", " +
+                     std::to_string(max_value) + "]");
+  }
+  return value;
+}
+
+double parse_seconds(const std::string& flag, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value)) {
+    throw UsageError(flag + ": '" + text + "' is not a number of seconds");
+  }
+  if (value <= 0 || value > 3600) throw UsageError(flag + ": " + text + " must be in (0, 3600] seconds");
+  return value;
+}
+
+const KernelInfo& known_kernel(const std::string& flag, const std::string& name) {
+  const KernelInfo* info = find_kernel(name);
+  if (info == nullptr) {
+    std::string known;
+    for (const auto& k : kernel_registry()) known += (known.empty() ? "" : ", ") + k.name;
+    throw UsageError(flag + ": unknown kernel '" + name + "' (known: " + known + ")");
+  }
+  return *info;
+}
+
+std::vector<std::int64_t> parse_sizes(const std::string& flag, const std::string& list) {
+  std::vector<std::int64_t> sizes;
+  for (const auto& item : split_list(flag, list)) {
+    const std::int64_t size = parse_integer(flag, item, INT64_MIN, INT64_MAX);
+    if (size <= 0) throw UsageError(flag + ": size " + item + " must be positive");
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+void check_size_limits(const std::string& kernel, const std::vector<std::int64_t>& sizes) {
+  const KernelInfo& info = known_kernel("--size", kernel);
+  for (auto size : sizes) {
+    if (size > info.max_size) {
+      throw UsageError("--size: " + std::to_string(size) + " exceeds the largest " + kernel + " size " +
+                       std::to_string(info.max_size));
+    }
+  }
+}
+
+}  // namespace
+
+const char* to_string(DeviceChoice choice) {
+  switch (choice) {
+    case DeviceChoice::gpu: return "gpu";
+    case DeviceChoice::cpu: return "cpu";
+    default: return "auto";
+  }
+}
+
+Options parse_options(const std::vector<std::string>& args) {
+  Options opt;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::string value;
+    bool has_inline_value = false;
+    if (const auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      has_inline_value = true;
+    }
+    auto take_value = [&]() -> std::string {
+      if (has_inline_value) return value;
+      if (i + 1 >= args.size()) throw UsageError(flag + ": missing value");
+      return args[++i];
+    };
+    auto no_value = [&]() {
+      if (has_inline_value) throw UsageError(flag + ": takes no value (got '" + value + "')");
+    };
+
+    if (flag == "-h" || flag == "--help") {
+      no_value();
+      opt.show_help = true;
+    } else if (flag == "--version") {
+      no_value();
+      opt.show_version = true;
+    } else if (flag == "--list-kernels") {
+      no_value();
+      opt.list_kernels = true;
+    } else if (flag == "--kernel") {
+      for (const auto& name : split_list(flag, take_value())) {
+        known_kernel(flag, name);
+        opt.kernels.push_back(name);
+      }
+    } else if (flag == "--precision") {
+      for (const auto& p : split_list(flag, take_value())) opt.precisions.push_back(p);
+    } else if (flag == "--size") {
+      const std::string v = take_value();
+      if (const auto eq = v.find('='); eq != std::string::npos) {
+        const std::string kernel = v.substr(0, eq);
+        known_kernel(flag, kernel);
+        opt.kernel_sizes[kernel] = parse_sizes(flag, v.substr(eq + 1));
+      } else {
+        opt.sizes = parse_sizes(flag, v);
+      }
+    } else if (flag == "--ranks-per-gpu") {
+      for (const auto& item : split_list(flag, take_value())) {
+        opt.ranks_per_gpu.push_back(static_cast<int>(parse_integer(flag, item, 1, 1 << 20)));
+      }
+    } else if (flag == "--device") {
+      const std::string v = take_value();
+      if (v == "auto") opt.device = DeviceChoice::automatic;
+      else if (v == "gpu") opt.device = DeviceChoice::gpu;
+      else if (v == "cpu") opt.device = DeviceChoice::cpu;
+      else throw UsageError("--device: unknown device '" + v + "' (choose auto, gpu or cpu)");
+    } else if (flag == "--gpus") {
+      for (const auto& item : split_list(flag, take_value())) {
+        opt.gpus.push_back(static_cast<int>(parse_integer(flag, item, 0, 1023)));
+      }
+    } else if (flag == "--min-time") {
+      opt.min_time_s = parse_seconds(flag, take_value());
+    } else if (flag == "--repetitions") {
+      opt.repetitions = static_cast<int>(parse_integer(flag, take_value(), 1, 1000));
+    } else if (flag == "--seed") {
+      opt.seed = static_cast<std::uint64_t>(parse_integer(flag, take_value(), 0, INT64_MAX));
+    } else if (flag == "--output") {
+      opt.output = take_value();
+      if (opt.output.empty()) throw UsageError("--output: empty path");
+    } else {
+      throw UsageError("unknown option '" + args[i] + "' (see --help)");
+    }
+  }
+
+  // Cross-checks that need the whole command line.
+  const std::vector<std::string> selected = [&] {
+    if (!opt.kernels.empty()) return opt.kernels;
+    std::vector<std::string> all;
+    for (const auto& k : kernel_registry()) all.push_back(k.name);
+    return all;
+  }();
+  for (const auto& p : opt.precisions) {
+    bool supported = false;
+    for (const auto& k : selected) {
+      for (const auto& kp : find_kernel(k)->precisions) supported = supported || kp == p;
+    }
+    if (!supported) throw UsageError("--precision: no selected kernel supports precision '" + p + "'");
+  }
+  for (const auto& [kernel, sizes] : opt.kernel_sizes) check_size_limits(kernel, sizes);
+  if (!opt.sizes.empty()) {
+    for (const auto& k : selected) {
+      if (opt.kernel_sizes.count(k) == 0) check_size_limits(k, opt.sizes);
+    }
+  }
+  return opt;
+}
+
+std::string usage_text() {
+  std::ostringstream out;
+  out << "usage: mpirun -np N mpsbench [options]\n"
+         "\n"
+         "Measures how well N MPI ranks share the GPUs of their node: every kernel x\n"
+         "precision x size x active ranks per GPU, each result verified.\n"
+         "\n"
+         "  --kernel LIST         kernels to run (default: all; see --list-kernels)\n"
+         "  --precision LIST      precisions (default: each kernel's defaults)\n"
+         "  --size LIST           problem sizes for every kernel (default: per kernel)\n"
+         "  --size KERNEL=LIST    problem sizes for one kernel (repeatable)\n"
+         "  --ranks-per-gpu LIST  active ranks per GPU (default: 1,2,4,... up to all)\n"
+         "  --device auto|gpu|cpu where kernels run (default: auto = gpu when usable)\n"
+         "  --gpus LIST           restrict to these CUDA device indices (default: all)\n"
+         "  --min-time SECONDS    shortest timed window per repetition (default: 0.25)\n"
+         "  --repetitions N       timed windows per configuration (default: 5)\n"
+         "  --seed N              random input seed (default: 1)\n"
+         "  --output PATH         JSON results (default: mpsbench-DATE-TIME.json, never\n"
+         "                        overwriting an earlier file)\n"
+         "  --list-kernels        list kernels, precisions and default sizes\n"
+         "  --version             print the version and git commit\n"
+         "  -h, --help            this text\n"
+         "\n"
+         "Exit status: 0 all results verified, 1 a verification failed,\n"
+         "2 bad input (nothing measured), 3 fatal runtime error (job aborted).\n";
+  return out.str();
+}
+
+}  // namespace mpsb

@@ -1,0 +1,43 @@
+// Command-line options: parsed and validated before any MPI communication or
+// GPU work, so every rank reaches the same verdict on the same argv.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mpsb {
+
+// Bad input: main prints "mpsbench: error: <what>" once and exits with 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class DeviceChoice { automatic, gpu, cpu };
+
+struct Options {
+  std::vector<std::string> kernels;                            // empty: every registered kernel
+  std::vector<std::string> precisions;                         // empty: each kernel's defaults
+  std::vector<std::int64_t> sizes;                             // for every kernel without its own list
+  std::map<std::string, std::vector<std::int64_t>> kernel_sizes;  // --size KERNEL=LIST
+  std::vector<int> ranks_per_gpu;                              // empty: 1, 2, 4, ... max
+  DeviceChoice device = DeviceChoice::automatic;
+  std::vector<int> gpus;                                       // empty: all visible GPUs
+  double min_time_s = 0.25;
+  int repetitions = 5;
+  std::uint64_t seed = 1;
+  std::string output;                                          // empty: a fresh default name
+  bool show_help = false;
+  bool show_version = false;
+  bool list_kernels = false;
+};
+
+// Throws UsageError naming the offending value.
+Options parse_options(const std::vector<std::string>& args);
+std::string usage_text();
+const char* to_string(DeviceChoice choice);
+
+}  // namespace mpsb

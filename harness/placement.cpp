@@ -1,0 +1,94 @@
+#include "placement.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace mpsb {
+
+int Placement::active_count(int ranks_per_device) const {
+  int count = 0;
+  for (const auto& r : ranks) count += r.slot < ranks_per_device ? 1 : 0;
+  return count;
+}
+
+std::vector<const RankPlacement*> Placement::distinct_gpus() const {
+  std::vector<const RankPlacement*> out;
+  if (kind != DeviceKind::gpu) return out;
+  for (const auto& r : ranks) {
+    if (r.slot == 0) out.push_back(&r);
+  }
+  return out;
+}
+
+RankPlacement describe_rank(int rank, const std::string& host, int local_rank, DeviceKind kind,
+                            const GpuInfo& gpu) {
+  RankPlacement p;
+  p.rank = rank;
+  p.host = host;
+  p.local_rank = local_rank;
+  p.gpu = gpu;
+  // A UUID names a GPU uniquely even across hosts; the CPU device is the host.
+  p.device_key = kind == DeviceKind::gpu ? gpu.uuid : host + ":cpu";
+  return p;
+}
+
+std::string serialize(const RankPlacement& r) {
+  nlohmann::json j = {{"rank", r.rank},
+                      {"host", r.host},
+                      {"local_rank", r.local_rank},
+                      {"device_key", r.device_key},
+                      {"gpu",
+                       {{"index", r.gpu.index},
+                        {"name", r.gpu.name},
+                        {"uuid", r.gpu.uuid},
+                        {"sm_count", r.gpu.sm_count},
+                        {"memory_total_bytes", r.gpu.memory_total_bytes},
+                        {"memory_free_bytes", r.gpu.memory_free_bytes},
+                        {"compute_mode", r.gpu.compute_mode},
+                        {"sm_clock_peak_khz", r.gpu.sm_clock_peak_khz},
+                        {"mps_enabled", r.gpu.mps_enabled}}}};
+  return j.dump();
+}
+
+RankPlacement deserialize_rank(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  RankPlacement r;
+  r.rank = j.at("rank").get<int>();
+  r.host = j.at("host").get<std::string>();
+  r.local_rank = j.at("local_rank").get<int>();
+  r.device_key = j.at("device_key").get<std::string>();
+  const auto& g = j.at("gpu");
+  r.gpu.index = g.at("index").get<int>();
+  r.gpu.name = g.at("name").get<std::string>();
+  r.gpu.uuid = g.at("uuid").get<std::string>();
+  r.gpu.sm_count = g.at("sm_count").get<int>();
+  r.gpu.memory_total_bytes = g.at("memory_total_bytes").get<std::uint64_t>();
+  r.gpu.memory_free_bytes = g.at("memory_free_bytes").get<std::uint64_t>();
+  r.gpu.compute_mode = g.at("compute_mode").get<std::string>();
+  r.gpu.sm_clock_peak_khz = g.at("sm_clock_peak_khz").get<int>();
+  r.gpu.mps_enabled = g.at("mps_enabled").get<bool>();
+  return r;
+}
+
+Placement build_placement(DeviceKind kind, std::vector<RankPlacement> ranks) {
+  std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  std::map<std::string, int> ranks_on_device;
+  for (auto& r : ranks) r.slot = ranks_on_device[r.device_key]++;
+  Placement placement;
+  placement.kind = kind;
+  placement.ranks = std::move(ranks);
+  placement.device_count = static_cast<int>(ranks_on_device.size());
+  int fewest = placement.ranks.empty() ? 0 : static_cast<int>(placement.ranks.size());
+  int most = 0;
+  for (const auto& [key, count] : ranks_on_device) {
+    fewest = std::min(fewest, count);
+    most = std::max(most, count);
+  }
+  placement.max_ranks_per_device = fewest;
+  placement.uneven = most != fewest;
+  return placement;
+}
+
+}  // namespace mpsb

@@ -1,0 +1,108 @@
+#include "plan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "registry.hpp"
+
+namespace mpsb {
+
+std::vector<int> default_rank_counts(int max_ranks_per_device) {
+  std::vector<int> counts;
+  for (int k = 1; k < max_ranks_per_device; k *= 2) counts.push_back(k);
+  if (max_ranks_per_device >= 1) counts.push_back(max_ranks_per_device);
+  return counts;
+}
+
+std::vector<Config> build_plan(const Options& options, DeviceKind device, int max_ranks_per_device,
+                               int device_count) {
+  std::vector<int> rank_counts = options.ranks_per_gpu;
+  for (int k : rank_counts) {
+    if (k > max_ranks_per_device) {
+      throw UsageError("--ranks-per-gpu: " + std::to_string(k) + " active ranks per " +
+                       (device == DeviceKind::gpu ? "GPU" : "host") + " requested, but only " +
+                       std::to_string(max_ranks_per_device) + " exist (" + std::to_string(device_count) + " " +
+                       (device == DeviceKind::gpu ? "GPU(s)" : "host(s)") + ")");
+    }
+  }
+  if (rank_counts.empty()) rank_counts = default_rank_counts(max_ranks_per_device);
+  std::sort(rank_counts.begin(), rank_counts.end());
+  rank_counts.erase(std::unique(rank_counts.begin(), rank_counts.end()), rank_counts.end());
+
+  std::vector<const KernelInfo*> kernels;
+  if (options.kernels.empty()) {
+    for (const auto& k : kernel_registry()) kernels.push_back(&k);
+  } else {
+    for (const auto& name : options.kernels) {
+      const KernelInfo* k = find_kernel(name);
+      if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
+    }
+  }
+
+  std::vector<Config> plan;
+  for (const KernelInfo* k : kernels) {
+    std::vector<std::string> precisions;
+    if (options.precisions.empty()) {
+      precisions = k->default_precisions;
+    } else {
+      for (const auto& p : options.precisions) {
+        if (std::find(k->precisions.begin(), k->precisions.end(), p) != k->precisions.end()) {
+          precisions.push_back(p);
+        }
+      }
+    }
+    std::vector<std::int64_t> sizes;
+    if (const auto it = options.kernel_sizes.find(k->name); it != options.kernel_sizes.end()) {
+      sizes = it->second;
+    } else if (!options.sizes.empty()) {
+      sizes = options.sizes;
+    } else {
+      sizes = device == DeviceKind::gpu ? k->default_gpu_sizes : k->default_cpu_sizes;
+    }
+    for (const auto& p : precisions) {
+      for (auto size : sizes) {
+        for (int ranks : rank_counts) plan.push_back(Config{k->name, p, size, ranks});
+      }
+    }
+  }
+  return plan;
+}
+
+void preflight_memory(const std::vector<Config>& plan, const Placement& placement) {
+  if (placement.kind != DeviceKind::gpu) return;
+  // The free memory of a GPU as its ranks saw it after every context existed;
+  // the smallest report is the one to trust.
+  std::map<std::string, const RankPlacement*> tightest;
+  for (const auto& r : placement.ranks) {
+    auto& t = tightest[r.device_key];
+    if (t == nullptr || r.gpu.memory_free_bytes < t->gpu.memory_free_bytes) t = &r;
+  }
+  for (const auto& c : plan) {
+    const KernelInfo* k = find_kernel(c.kernel);
+    const double per_rank = k->device_bytes(c.precision, c.size);
+    const double needed = per_rank * c.ranks_per_gpu;
+    for (const auto& [key, r] : tightest) {
+      const auto free_bytes = static_cast<double>(r->gpu.memory_free_bytes);
+      if (needed > free_bytes) {
+        throw UsageError(c.kernel + " " + c.precision + " size " + std::to_string(c.size) + " with " +
+                         std::to_string(c.ranks_per_gpu) + " ranks per GPU needs " +
+                         std::to_string(c.ranks_per_gpu) + " x " + format_bytes(per_rank) + " = " +
+                         format_bytes(needed) + ", but GPU " + std::to_string(r->gpu.index) + " on " + r->host +
+                         " has " + format_bytes(free_bytes) + " free");
+      }
+    }
+  }
+}
+
+std::string format_bytes(double bytes) {
+  char text[32];
+  if (bytes >= 1024.0 * 1024 * 1024) {
+    std::snprintf(text, sizeof text, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f MiB", bytes / (1024.0 * 1024));
+  }
+  return text;
+}
+
+}  // namespace mpsb

@@ -1,0 +1,118 @@
+#include "result.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+#include "registry.hpp"
+#include "stats.hpp"
+
+namespace mpsb {
+namespace {
+
+Summary summarize_samples(std::vector<double> samples) {
+  Summary s;
+  s.median = stats::median(samples);
+  s.min = stats::min(samples);
+  s.max = stats::max(samples);
+  s.samples = std::move(samples);
+  return s;
+}
+
+Summary aggregate_rate(double work_per_window, const std::vector<double>& windows) {
+  std::vector<double> rates;
+  for (double w : windows) rates.push_back(w > 0 ? work_per_window / w : 0.0);
+  return summarize_samples(std::move(rates));
+}
+
+}  // namespace
+
+std::string Result::primary_unit() const {
+  if (primary == PrimaryMetric::flops) return "FLOP/s";
+  return (work.item_unit.empty() ? std::string("item") : work.item_unit) + "/s";
+}
+
+Result summarize(const ConfigSamples& samples, const Placement& placement, int repetitions,
+                 std::optional<double> one_rank_throughput) {
+  const KernelInfo& kernel = *find_kernel(samples.config.kernel);
+  Result r;
+  r.config = samples.config;
+  r.device = placement.kind;
+  r.active_ranks = static_cast<int>(samples.ranks.size());
+  r.devices = placement.device_count;
+  r.iterations = samples.iterations;
+  r.repetitions = repetitions;
+  r.work = samples.ranks.front().work;
+  r.primary = kernel.primary;
+
+  for (int rep = 0; rep < repetitions; ++rep) {
+    double first_start = INFINITY, last_end = -INFINITY;
+    for (const auto& s : samples.ranks) {
+      first_start = std::min(first_start, s.start_s[rep]);
+      last_end = std::max(last_end, s.end_s[rep]);
+    }
+    r.window_s.push_back(last_end - first_start);
+  }
+  const double iterations_done = static_cast<double>(r.iterations) * r.active_ranks;
+  r.flop_per_s = aggregate_rate(iterations_done * r.work.flops, r.window_s);
+  r.byte_per_s = aggregate_rate(iterations_done * r.work.bytes, r.window_s);
+  r.item_per_s = aggregate_rate(iterations_done * r.work.items, r.window_s);
+  r.cv = stats::coefficient_of_variation(r.primary_summary().samples);
+  if (one_rank_throughput && *one_rank_throughput > 0) {
+    r.speedup = r.primary_summary().median / *one_rank_throughput;
+  }
+
+  const double primary_work = r.primary == PrimaryMetric::flops ? r.work.flops : r.work.items;
+  std::vector<double> per_rank_throughput;
+  r.verified = true;
+  double max_error = 0;
+  bool finite_errors = true;
+  for (const auto& s : samples.ranks) {
+    const RankPlacement& where = placement.ranks[s.rank];
+    RankResult rr;
+    rr.rank = s.rank;
+    rr.host = where.host;
+    rr.local_rank = where.local_rank;
+    rr.gpu_index = where.gpu.index;
+    rr.gpu_uuid = where.gpu.uuid;
+    rr.mps_enabled = where.gpu.mps_enabled;
+    rr.sm_count = where.gpu.sm_count;
+    std::vector<double> per_iteration, elapsed;
+    for (int rep = 0; rep < repetitions; ++rep) {
+      elapsed.push_back(s.end_s[rep] - s.start_s[rep]);
+      per_iteration.push_back(elapsed.back() / static_cast<double>(r.iterations));
+    }
+    rr.iteration_time_s = summarize_samples(per_iteration);
+    if (!s.gpu_s.empty()) {
+      std::vector<double> gpu_per_iteration;
+      for (double g : s.gpu_s) gpu_per_iteration.push_back(g / static_cast<double>(r.iterations));
+      rr.gpu_iteration_time_s = summarize_samples(gpu_per_iteration);
+    }
+    const double median_elapsed = stats::median(elapsed);
+    rr.throughput = median_elapsed > 0 ? primary_work * static_cast<double>(r.iterations) / median_elapsed : 0;
+    per_rank_throughput.push_back(rr.throughput);
+    rr.verification = s.verification;
+    r.verified = r.verified && s.verification.ok;
+    if (std::isfinite(s.verification.max_rel_error)) {
+      max_error = std::max(max_error, s.verification.max_rel_error);
+    } else {
+      finite_errors = false;
+    }
+    r.ranks.push_back(std::move(rr));
+  }
+  r.jain_fairness = stats::jain_fairness(per_rank_throughput);
+  if (finite_errors) r.max_rel_error = max_error;
+  return r;
+}
+
+std::string utc_timestamp_iso8601() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+}  // namespace mpsb

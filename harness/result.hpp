@@ -1,0 +1,80 @@
+// The records the suite produces: one Context per run and one flat Result per
+// configuration, built on rank 0 from the gathered samples.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device.hpp"
+#include "measure.hpp"
+#include "placement.hpp"
+#include "plan.hpp"
+#include "workload.hpp"
+
+namespace mpsb {
+
+struct Summary {
+  double median = 0, min = 0, max = 0;
+  std::vector<double> samples;  // per repetition
+};
+
+struct RankResult {
+  int rank = 0;
+  std::string host;
+  int local_rank = 0;
+  int gpu_index = -1;
+  std::string gpu_uuid;
+  bool mps_enabled = false;
+  int sm_count = 0;
+  Summary iteration_time_s;                  // wall clock per iteration
+  std::optional<Summary> gpu_iteration_time_s;  // CUDA events per iteration (GPU only)
+  double throughput = 0;                     // primary metric per second, from the median window
+  Verification verification;
+};
+
+struct Result {
+  Config config;
+  DeviceKind device = DeviceKind::cpu;
+  int active_ranks = 0;
+  int devices = 0;
+  std::int64_t iterations = 0;  // per repetition and rank
+  int repetitions = 0;
+  Work work;                    // per iteration and rank
+  PrimaryMetric primary = PrimaryMetric::flops;
+  std::vector<double> window_s;  // max(end) - min(start) per repetition
+  Summary flop_per_s, byte_per_s, item_per_s;  // aggregate over active ranks
+  double cv = 0;                               // of the aggregate primary throughput
+  std::optional<double> speedup;               // over one active rank per GPU
+  double jain_fairness = 1;
+  bool verified = false;
+  std::optional<double> max_rel_error;          // absent when some rank saw a non-finite error
+  std::vector<RankResult> ranks;
+
+  const Summary& primary_summary() const { return primary == PrimaryMetric::flops ? flop_per_s : item_per_s; }
+  std::string primary_unit() const;  // "FLOP/s", "interaction/s", ...
+};
+
+Result summarize(const ConfigSamples& samples, const Placement& placement, int repetitions,
+                 std::optional<double> one_rank_throughput);
+
+struct Context {
+  std::string version;
+  std::string git_commit;
+  bool git_dirty = false;
+  std::string date_utc;  // ISO 8601
+  std::vector<std::string> argv;
+  std::vector<std::string> hosts;
+  std::string mpi_library_version;
+  int world_size = 0;
+  std::string device_requested;  // auto, gpu, cpu
+  std::string device_note;       // why auto chose the CPU, else empty
+  CudaVersions cuda;
+  MeasureSettings settings;
+  Placement placement;
+};
+
+std::string utc_timestamp_iso8601();
+
+}  // namespace mpsb

@@ -1,0 +1,141 @@
+#include "result_json.hpp"
+
+#include <cmath>
+
+#include "device.hpp"
+
+namespace mpsb {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson summary_json(const Summary& s) {
+  return ojson{{"median", s.median}, {"min", s.min}, {"max", s.max}, {"samples", s.samples}};
+}
+
+ojson verification_json(const Verification& v) {
+  return ojson{{"ok", v.ok},
+               {"max_rel_error", std::isfinite(v.max_rel_error) ? ojson(v.max_rel_error) : ojson(nullptr)},
+               {"tolerance", v.tolerance},
+               {"checked_values", v.checked},
+               {"detail", v.detail}};
+}
+
+ojson optional_number(const std::optional<double>& value) { return value ? ojson(*value) : ojson(nullptr); }
+
+const char* device_name(DeviceKind kind) { return kind == DeviceKind::gpu ? "gpu" : "cpu"; }
+
+}  // namespace
+
+ojson to_json(const Context& c) {
+  ojson gpus = ojson::array();
+  for (const RankPlacement* r : c.placement.distinct_gpus()) {
+    gpus.push_back({{"host", r->host},
+                    {"index", r->gpu.index},
+                    {"name", r->gpu.name},
+                    {"uuid", r->gpu.uuid},
+                    {"sm_count", r->gpu.sm_count},
+                    {"memory_total_bytes", r->gpu.memory_total_bytes},
+                    {"compute_mode", r->gpu.compute_mode},
+                    {"sm_clock_peak_khz", r->gpu.sm_clock_peak_khz}});
+  }
+  ojson ranks = ojson::array();
+  for (const auto& r : c.placement.ranks) {
+    ojson rank = {{"rank", r.rank},
+                  {"host", r.host},
+                  {"local_rank", r.local_rank},
+                  {"device_slot", r.slot},
+                  {"gpu_index", r.gpu.index},
+                  {"gpu_uuid", r.gpu.uuid}};
+    if (c.placement.kind == DeviceKind::gpu) {
+      rank["mps_enabled"] = r.gpu.mps_enabled;
+      rank["sm_count"] = r.gpu.sm_count;
+      rank["memory_free_bytes"] = r.gpu.memory_free_bytes;
+    } else {
+      rank["mps_enabled"] = nullptr;
+      rank["sm_count"] = nullptr;
+      rank["memory_free_bytes"] = nullptr;
+    }
+    ranks.push_back(std::move(rank));
+  }
+  return ojson{{"tool", "mpsbench"},
+               {"version", c.version},
+               {"git_commit", c.git_commit},
+               {"git_dirty", c.git_dirty},
+               {"date_utc", c.date_utc},
+               {"argv", c.argv},
+               {"hosts", c.hosts},
+               {"mpi", {{"library_version", c.mpi_library_version}, {"world_size", c.world_size}}},
+               {"device",
+                {{"requested", c.device_requested},
+                 {"used", device_name(c.placement.kind)},
+                 {"note", c.device_note},
+                 {"devices", c.placement.device_count},
+                 {"max_ranks_per_device", c.placement.max_ranks_per_device}}},
+               {"cuda",
+                {{"driver_version", format_cuda_version(c.cuda.driver)},
+                 {"runtime_version", format_cuda_version(c.cuda.runtime)},
+                 {"cublas_version", c.cuda.cublas}}},
+               {"settings",
+                {{"min_time_s", c.settings.min_time_s},
+                 {"repetitions", c.settings.repetitions},
+                 {"seed", c.settings.seed}}},
+               {"gpus", gpus},
+               {"ranks", ranks}};
+}
+
+ojson to_json(const Result& r) {
+  ojson ranks = ojson::array();
+  for (const auto& rr : r.ranks) {
+    ranks.push_back({{"rank", rr.rank},
+                     {"host", rr.host},
+                     {"local_rank", rr.local_rank},
+                     {"gpu_index", rr.gpu_index},
+                     {"gpu_uuid", rr.gpu_uuid},
+                     {"mps_enabled", r.device == DeviceKind::gpu ? ojson(rr.mps_enabled) : ojson(nullptr)},
+                     {"sm_count", r.device == DeviceKind::gpu ? ojson(rr.sm_count) : ojson(nullptr)},
+                     {"iteration_time_s", summary_json(rr.iteration_time_s)},
+                     {"gpu_iteration_time_s",
+                      rr.gpu_iteration_time_s ? summary_json(*rr.gpu_iteration_time_s) : ojson(nullptr)},
+                     {"throughput_per_s", rr.throughput},
+                     {"verification", verification_json(rr.verification)}});
+  }
+  const std::string primary = r.primary == PrimaryMetric::flops ? "flop_per_s" : "item_per_s";
+  return ojson{{"kernel", r.config.kernel},
+               {"precision", r.config.precision},
+               {"size", r.config.size},
+               {"ranks_per_gpu", r.config.ranks_per_gpu},
+               {"device", device_name(r.device)},
+               {"status", "ok"},
+               {"error", nullptr},
+               {"active_ranks", r.active_ranks},
+               {"devices", r.devices},
+               {"iterations_per_repetition", r.iterations},
+               {"repetitions", r.repetitions},
+               {"work_per_iteration",
+                {{"flop", r.work.flops}, {"byte", r.work.bytes}, {"items", r.work.items},
+                 {"item_unit", r.work.item_unit}}},
+               {"primary_metric", primary},
+               {"primary_unit", r.primary_unit()},
+               {"window_s", r.window_s},
+               {"aggregate",
+                {{"flop_per_s", summary_json(r.flop_per_s)},
+                 {"byte_per_s", summary_json(r.byte_per_s)},
+                 {"item_per_s", summary_json(r.item_per_s)}}},
+               {"aggregate_cv", r.cv},
+               {"speedup_vs_one_rank_per_gpu", optional_number(r.speedup)},
+               {"jain_fairness", r.jain_fairness},
+               {"verified", r.verified},
+               {"max_rel_error", optional_number(r.max_rel_error)},
+               {"ranks", ranks}};
+}
+
+ojson results_document(const ojson& context, const std::vector<ojson>& results, bool complete) {
+  return ojson{{"schema", "mpsbench-results"},
+               {"schema_version", kResultsSchemaVersion},
+               {"complete", complete},
+               {"context", context},
+               {"results", results}};
+}
+
+}  // namespace mpsb

@@ -1,0 +1,135 @@
+// matmul: C = A * B for square N x N matrices through cuBLAS (cublasGemmEx).
+//
+// Precisions: fp32 (FP32 inputs, 32-bit compute, CUBLAS_DEFAULT_MATH: no TF32),
+//             tf32 (FP32 storage, CUBLAS_COMPUTE_32F_FAST_TF32),
+//             bf16 (BF16 A, B and C, FP32 accumulation).
+// Work: 2 N^3 flops per iteration; bytes = 3 N^2 elements (A, B read, C written once).
+// Device memory: 3 N^2 elements plus the cuBLAS workspace.
+// Verification: sampled entries of C (all of C for N <= 256) against a float64
+//               CPU product of the same inputs, error relative to (|A||B|)_ij.
+// Limits: N <= 46340 so N^2 fits a 32-bit cuBLAS leading-dimension product.
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <vector>
+
+#include "check.hpp"
+#include "device_buffer.hpp"
+#include "matmul_cpu.hpp"
+#include "registry.hpp"
+
+namespace mpsb::matmul {
+namespace {
+
+constexpr double kCublasWorkspaceBytes = 64.0 * 1024 * 1024;
+
+class MatmulGpu final : public Workload {
+ public:
+  explicit MatmulGpu(const WorkloadArgs& args)
+      : precision_(args.precision), n_(args.size), stream_(args.stream) {}
+
+  ~MatmulGpu() override {
+    if (handle_ != nullptr) cublasDestroy(handle_);
+  }
+
+  void setup(std::uint64_t seed) override {
+    seed_ = seed;
+    inputs_ = make_inputs(precision_, n_, seed);
+    const auto count = static_cast<std::size_t>(n_ * n_);
+    const auto bytes = count * static_cast<std::size_t>(element_bytes(precision_));
+    a_ = DeviceBuffer(bytes);
+    b_ = DeviceBuffer(bytes);
+    c_ = DeviceBuffer(bytes);
+    upload(inputs_.a, a_);
+    upload(inputs_.b, b_);
+    // Poison C with NaN (0xFF bytes) so an entry nothing wrote cannot pass.
+    MPSB_CUDA(cudaMemsetAsync(c_.as<void>(), 0xFF, bytes, stream_));
+    MPSB_CUBLAS(cublasCreate(&handle_));
+    MPSB_CUBLAS(cublasSetStream(handle_, stream_));
+    MPSB_CUBLAS(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
+    MPSB_CUDA(cudaStreamSynchronize(stream_));
+  }
+
+  void run() override {
+    const float alpha = 1.0f, beta = 0.0f;
+    const int n = static_cast<int>(n_);
+    const cudaDataType_t type = precision_ == "bf16" ? CUDA_R_16BF : CUDA_R_32F;
+    const cublasComputeType_t compute =
+        precision_ == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    // Row-major C = A B is column-major C^T = B^T A^T: pass B first.
+    MPSB_CUBLAS(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, b_.as<void>(), type, n,
+                             a_.as<void>(), type, n, &beta, c_.as<void>(), type, n, compute,
+                             CUBLAS_GEMM_DEFAULT));
+  }
+
+  void sync() override { MPSB_CUDA(cudaStreamSynchronize(stream_)); }
+
+  Work work() const override {
+    const double n = static_cast<double>(n_);
+    return Work{2.0 * n * n * n, 3.0 * n * n * element_bytes(precision_), 0, ""};
+  }
+
+  Verification verify() override { return verify_product(inputs_, download_c(), precision_, seed_ + 1); }
+
+ private:
+  void upload(const std::vector<float>& host, DeviceBuffer& device) {
+    if (precision_ == "bf16") {
+      std::vector<__nv_bfloat16> converted(host.size());
+      for (std::size_t i = 0; i < host.size(); ++i) converted[i] = __float2bfloat16(host[i]);
+      MPSB_CUDA(cudaMemcpy(device.as<void>(), converted.data(), device.bytes(), cudaMemcpyHostToDevice));
+    } else {
+      MPSB_CUDA(cudaMemcpy(device.as<void>(), host.data(), device.bytes(), cudaMemcpyHostToDevice));
+    }
+  }
+
+  std::vector<float> download_c() {
+    sync();
+    std::vector<float> c(static_cast<std::size_t>(n_ * n_));
+    if (precision_ == "bf16") {
+      std::vector<__nv_bfloat16> raw(c.size());
+      MPSB_CUDA(cudaMemcpy(raw.data(), c_.as<void>(), c_.bytes(), cudaMemcpyDeviceToHost));
+      for (std::size_t i = 0; i < c.size(); ++i) c[i] = __bfloat162float(raw[i]);
+    } else {
+      MPSB_CUDA(cudaMemcpy(c.data(), c_.as<void>(), c_.bytes(), cudaMemcpyDeviceToHost));
+    }
+    return c;
+  }
+
+  std::string precision_;
+  std::int64_t n_;
+  cudaStream_t stream_;
+  std::uint64_t seed_ = 0;
+  Inputs inputs_;
+  DeviceBuffer a_, b_, c_;
+  cublasHandle_t handle_ = nullptr;
+};
+
+KernelInfo matmul_info() {
+  KernelInfo info;
+  info.name = "matmul";
+  info.summary = "C = A B, square N x N, cuBLAS GEMM (fp32, tf32, bf16); 2 N^3 flops";
+  info.suite_order = 10;
+  info.precisions = {"fp32", "tf32", "bf16"};
+  info.default_precisions = info.precisions;
+  info.default_gpu_sizes = {512, 1024, 2048, 4096, 8192};
+  info.default_cpu_sizes = {64, 128, 256};
+  info.max_size = 46340;
+  info.primary = PrimaryMetric::flops;
+  info.device_bytes = [](const std::string& precision, std::int64_t n) {
+    const double nn = static_cast<double>(n);
+    return 3.0 * nn * nn * element_bytes(precision) + kCublasWorkspaceBytes;
+  };
+  info.make = [](const WorkloadArgs& args) -> std::unique_ptr<Workload> {
+    if (args.device == DeviceKind::cpu) return make_cpu_workload(args);
+    return std::make_unique<MatmulGpu>(args);
+  };
+  return info;
+}
+
+}  // namespace
+}  // namespace mpsb::matmul
+
+namespace mpsb::matmul {
+MPSB_REGISTER_KERNEL(matmul_info);
+}

@@ -1,0 +1,43 @@
+// Matmul pieces that run on the host: the single-threaded blocked product
+// used by --device cpu, input rounding to the GPU precisions, and the float64
+// reference that verifies any implementation.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "workload.hpp"
+
+namespace mpsb::matmul {
+
+// Row-major n x n: C = A * B, float accumulation, cache-blocked.
+void blocked_product(const float* a, const float* b, float* c, std::int64_t n);
+
+float round_to_bf16(float x);  // round to nearest even, as __float2bfloat16
+float round_to_tf32(float x);  // round to nearest even on 10 mantissa bits
+
+bool is_supported_precision(const std::string& precision);
+// Bound on max |C - C_ref| / (|A| |B|)_ij for a correct product at this precision.
+double tolerance(const std::string& precision);
+double element_bytes(const std::string& precision);
+
+// Inputs of one rank: A and B in float, already rounded to what the precision
+// stores (bf16 values for "bf16"; full fp32 for "fp32" and "tf32", whose
+// rounding to tf32 is part of the computation being checked).
+struct Inputs {
+  std::int64_t n = 0;
+  std::vector<float> a, b;
+};
+Inputs make_inputs(const std::string& precision, std::int64_t n, std::uint64_t seed);
+
+// Compares C against a float64 product of the same inputs: every entry for
+// small n, otherwise a seeded random sample plus the four corners. Also fails
+// on any non-finite entry anywhere in C.
+Verification verify_product(const Inputs& in, const std::vector<float>& c, const std::string& precision,
+                            std::uint64_t sample_seed);
+
+std::unique_ptr<Workload> make_cpu_workload(const WorkloadArgs& args);
+
+}  // namespace mpsb::matmul

@@ -1,0 +1,29 @@
+// Deterministic, fast pseudo-random inputs (splitmix64), identical on every
+// platform so CPU and GPU runs of one seed see the same data. Never zeros:
+// zeros hide unwritten outputs and can run faster than real data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mpsb {
+
+inline std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [lo, hi) from the top 24 bits (exactly representable in float).
+inline float uniform_float(std::uint64_t& state, float lo, float hi) {
+  const float unit = static_cast<float>(splitmix64(state) >> 40) * (1.0f / 16777216.0f);
+  return lo + (hi - lo) * unit;
+}
+
+inline void fill_uniform(float* data, std::size_t count, std::uint64_t seed, float lo, float hi) {
+  std::uint64_t state = seed;
+  for (std::size_t i = 0; i < count; ++i) data[i] = uniform_float(state, lo, hi);
+}
+
+}  // namespace mpsb

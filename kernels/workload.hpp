@@ -1,0 +1,71 @@
+// The one interface every benchmarked kernel implements, and the static
+// description (KernelInfo) through which the harness finds it. The harness
+// never names a kernel: it asks the registry.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+namespace mpsb {
+
+// Work done by one iteration; the harness divides it by measured time.
+struct Work {
+  double flops = 0;      // floating-point operations (0 when not meaningful)
+  double bytes = 0;      // minimum device-memory (or host-memory) traffic
+  double items = 0;      // kernel-specific unit, e.g. interactions
+  std::string item_unit; // e.g. "interaction", "iteration"; empty when items == 0
+};
+
+struct Verification {
+  bool ok = false;
+  double max_rel_error = 0;  // in the kernel's documented error metric
+  double tolerance = 0;      // the bound max_rel_error was compared against
+  std::int64_t checked = 0;  // values compared against the reference
+  std::string detail;        // why it failed, empty when ok
+};
+
+enum class DeviceKind { cpu, gpu };
+
+struct WorkloadArgs {
+  DeviceKind device = DeviceKind::cpu;
+  int gpu_ordinal = -1;            // CUDA device of this rank when device == gpu
+  cudaStream_t stream = nullptr;   // owned by the harness; all GPU work goes here
+  std::string precision;
+  std::int64_t size = 0;
+};
+
+// One kernel at one size and precision, owned by one rank.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual void setup(std::uint64_t seed) = 0;  // untimed: allocate, random inputs, handles
+  virtual void run() = 0;                      // one iteration; may be asynchronous on the stream
+  virtual void sync() = 0;                     // wait for all work issued so far
+  virtual Work work() const = 0;               // per iteration
+  virtual Verification verify() = 0;           // against a float64 CPU reference, after timing
+};
+
+// Which Work field is the headline throughput of a kernel.
+enum class PrimaryMetric { flops, items };
+
+struct KernelInfo {
+  std::string name;                          // "matmul"
+  std::string summary;                       // one line for --list-kernels
+  int suite_order = 100;                     // position in the default suite
+  std::vector<std::string> precisions;       // all supported
+  std::vector<std::string> default_precisions;
+  std::vector<std::int64_t> default_gpu_sizes;
+  std::vector<std::int64_t> default_cpu_sizes;
+  std::int64_t max_size = 0;                 // largest accepted size
+  PrimaryMetric primary = PrimaryMetric::flops;
+  // Device memory one rank needs (for the preflight check); 0 on the CPU.
+  std::function<double(const std::string& precision, std::int64_t size)> device_bytes;
+  std::function<std::unique_ptr<Workload>(const WorkloadArgs&)> make;
+};
+
+}  // namespace mpsb
