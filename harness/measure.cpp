@@ -117,6 +117,7 @@ RankSamples run_active(const Placement& placement, const Config& config, const M
     if (events) samples.gpu_s.push_back(events->elapsed_seconds());
   }
   samples.work = workload->work();
+  samples.details = workload->details();
   samples.verification = workload->verify();
   return samples;
 }
@@ -152,7 +153,8 @@ std::string serialize(const RankSamples& s) {
                       {"work", {s.work.flops, s.work.bytes, s.work.items, s.work.item_unit}},
                       {"verification",
                        {s.verification.ok, s.verification.max_rel_error, s.verification.tolerance,
-                        s.verification.checked, s.verification.detail}}};
+                        s.verification.checked, s.verification.detail}},
+                      {"details", s.details}};
   // Non-finite errors (a NaN result) are not valid JSON numbers: carry as text.
   if (!std::isfinite(s.verification.max_rel_error)) j["verification"][1] = "inf";
   return j.dump();
@@ -173,6 +175,7 @@ RankSamples deserialize_samples(const std::string& text) {
   s.verification.tolerance = v[2].get<double>();
   s.verification.checked = v[3].get<std::int64_t>();
   s.verification.detail = v[4].get<std::string>();
+  s.details = j.at("details").get<std::vector<std::pair<std::string, double>>>();
   return s;
 }
 

@@ -30,6 +30,7 @@ struct RankSamples {
   std::vector<double> gpu_s;           // CUDA-event time per repetition; empty on the CPU
   Work work;
   Verification verification;
+  std::vector<std::pair<std::string, double>> details;  // Workload::details()
 };
 
 struct ConfigSamples {

@@ -26,6 +26,14 @@ Summary aggregate_rate(double work_per_window, const std::vector<double>& window
   return summarize_samples(std::move(rates));
 }
 
+std::string sharing_mode(const Result& r) {
+  if (r.device == DeviceKind::cpu) return "cpu";
+  int clients = 0;
+  for (const auto& rr : r.ranks) clients += rr.mps_enabled ? 1 : 0;
+  if (clients == 0) return "timeslice";
+  return clients == static_cast<int>(r.ranks.size()) ? "mps" : "mixed";
+}
+
 }  // namespace
 
 std::string Result::primary_unit() const {
@@ -93,6 +101,7 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, int r
     rr.throughput = median_elapsed > 0 ? primary_work * static_cast<double>(r.iterations) / median_elapsed : 0;
     per_rank_throughput.push_back(rr.throughput);
     rr.verification = s.verification;
+    rr.details = s.details;
     r.verified = r.verified && s.verification.ok;
     if (std::isfinite(s.verification.max_rel_error)) {
       max_error = std::max(max_error, s.verification.max_rel_error);
@@ -101,6 +110,7 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, int r
     }
     r.ranks.push_back(std::move(rr));
   }
+  r.mode = sharing_mode(r);
   r.jain_fairness = stats::jain_fairness(per_rank_throughput);
   if (finite_errors) r.max_rel_error = max_error;
   return r;

@@ -32,11 +32,15 @@ struct RankResult {
   std::optional<Summary> gpu_iteration_time_s;  // CUDA events per iteration (GPU only)
   double throughput = 0;                     // primary metric per second, from the median window
   Verification verification;
+  std::vector<std::pair<std::string, double>> details;  // kernel-specific, units in the names
 };
 
 struct Result {
   Config config;
   DeviceKind device = DeviceKind::cpu;
+  // How the active ranks shared their device, from the state they saw:
+  // "timeslice" (no MPS), "mps", "mixed" (some ranks MPS clients), or "cpu".
+  std::string mode;
   int active_ranks = 0;
   int devices = 0;
   std::int64_t iterations = 0;  // per repetition and rank

@@ -23,6 +23,12 @@ ojson verification_json(const Verification& v) {
 
 ojson optional_number(const std::optional<double>& value) { return value ? ojson(*value) : ojson(nullptr); }
 
+ojson details_json(const std::vector<std::pair<std::string, double>>& details) {
+  ojson out = ojson::object();
+  for (const auto& [name, value] : details) out[name] = value;
+  return out;
+}
+
 const char* device_name(DeviceKind kind) { return kind == DeviceKind::gpu ? "gpu" : "cpu"; }
 
 }  // namespace
@@ -98,7 +104,8 @@ ojson to_json(const Result& r) {
                      {"gpu_iteration_time_s",
                       rr.gpu_iteration_time_s ? summary_json(*rr.gpu_iteration_time_s) : ojson(nullptr)},
                      {"throughput_per_s", rr.throughput},
-                     {"verification", verification_json(rr.verification)}});
+                     {"verification", verification_json(rr.verification)},
+                     {"kernel_details", details_json(rr.details)}});
   }
   const std::string primary = r.primary == PrimaryMetric::flops ? "flop_per_s" : "item_per_s";
   return ojson{{"kernel", r.config.kernel},
@@ -106,6 +113,7 @@ ojson to_json(const Result& r) {
                {"size", r.config.size},
                {"ranks_per_gpu", r.config.ranks_per_gpu},
                {"device", device_name(r.device)},
+               {"mode", r.mode},
                {"status", "ok"},
                {"error", nullptr},
                {"active_ranks", r.active_ranks},

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -48,6 +49,9 @@ class Workload {
   virtual void sync() = 0;                     // wait for all work issued so far
   virtual Work work() const = 0;               // per iteration
   virtual Verification verify() = 0;           // against a float64 CPU reference, after timing
+  // Kernel-specific figures of the timed iterations, each name ending in its
+  // unit (e.g. {"cpu_phase_s", 1.2e-3}); the harness records them per rank.
+  virtual std::vector<std::pair<std::string, double>> details() const { return {}; }
 };
 
 // Which Work field is the headline throughput of a kernel.

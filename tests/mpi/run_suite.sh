@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs mpsbench --device cpu on tiny sizes at NP ranks, then checks its JSON.
+# usage: run_suite.sh MPIEXEC NP MPSBENCH PYTHON CHECKER WORKDIR
+set -euo pipefail
+mpiexec=$1 np=$2 mpsbench=$3 python=$4 checker=$5 workdir=$6
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/mpiexec_flags.sh"
+rm -rf "$workdir" && mkdir -p "$workdir"
+out="$workdir/results.json"
+"$mpiexec" $(mpiexec_flags "$np") -np "$np" "$mpsbench" --device cpu --size 24,40 \
+  --min-time 0.01 --repetitions 3 --output "$out"
+"$python" "$checker" "$out" --world-size "$np" --sizes 24,40

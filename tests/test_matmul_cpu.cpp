@@ -1,0 +1,124 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "matmul_cpu.hpp"
+#include "random_inputs.hpp"
+#include "registry.hpp"
+
+namespace mpsb::matmul {
+namespace {
+
+std::vector<double> naive_product(const std::vector<float>& a, const std::vector<float>& b, std::int64_t n) {
+  std::vector<double> c(static_cast<std::size_t>(n * n), 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t k = 0; k < n; ++k) c[i * n + j] += double(a[i * n + k]) * double(b[k * n + j]);
+  return c;
+}
+
+class BlockedProduct : public ::testing::TestWithParam<std::int64_t> {};
+
+TEST_P(BlockedProduct, MatchesNaiveProduct) {
+  const std::int64_t n = GetParam();
+  const Inputs in = make_inputs("fp32", n, 99);
+  std::vector<float> c(in.a.size(), NAN);
+  blocked_product(in.a.data(), in.b.data(), c.data(), n);
+  const auto ref = naive_product(in.a, in.b, n);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    ASSERT_NEAR(c[i], ref[i], 1e-5 * static_cast<double>(n)) << "entry " << i;
+  }
+}
+// Sizes around the tile edges (64, 128, 512) catch off-by-one tiling.
+INSTANTIATE_TEST_SUITE_P(Sizes, BlockedProduct, ::testing::Values(1, 7, 63, 64, 65, 129, 200, 513));
+
+TEST(Rounding, Bf16AndTf32KeepTheirMantissaBits) {
+  EXPECT_EQ(round_to_bf16(1.0f), 1.0f);
+  // 1 + 2^-8 is exactly halfway between bf16 neighbours 1 and 1 + 2^-7: ties to even (1).
+  EXPECT_EQ(round_to_bf16(1.0f + 1.0f / 256), 1.0f);
+  EXPECT_EQ(round_to_bf16(1.0f + 3.0f / 256), 1.0f + 4.0f / 256);
+  EXPECT_EQ(round_to_tf32(1.0f + 1.0f / 4096), 1.0f);
+  EXPECT_EQ(round_to_tf32(1.0f + 3.0f / 4096), 1.0f + 4.0f / 4096);
+  EXPECT_TRUE(std::isnan(round_to_bf16(NAN)));
+  EXPECT_TRUE(std::isinf(round_to_tf32(INFINITY)));
+}
+
+TEST(Verify, AcceptsACorrectProductAtEveryPrecision) {
+  for (const char* p : {"fp32", "tf32", "bf16"}) {
+    const std::int64_t n = 96;
+    const Inputs in = make_inputs(p, n, 5);
+    std::vector<float> c(in.a.size());
+    blocked_product(in.a.data(), in.b.data(), c.data(), n);
+    const Verification v = verify_product(in, c, p, 1);
+    EXPECT_TRUE(v.ok) << p << ": " << v.detail;
+    EXPECT_EQ(v.checked, n * n);  // small n: every entry
+  }
+}
+
+TEST(Verify, FlagsAPlantedError) {
+  const std::int64_t n = 300;  // sampled check; the planted entry is a corner, always sampled
+  const Inputs in = make_inputs("fp32", n, 8);
+  std::vector<float> c(in.a.size());
+  blocked_product(in.a.data(), in.b.data(), c.data(), n);
+  ASSERT_TRUE(verify_product(in, c, "fp32", 3).ok);
+  c[(n - 1) * n + (n - 1)] += 0.5f;
+  const Verification v = verify_product(in, c, "fp32", 3);
+  EXPECT_FALSE(v.ok);
+  EXPECT_GT(v.max_rel_error, v.tolerance);
+  EXPECT_NE(v.detail.find("C[299][299]"), std::string::npos) << v.detail;
+}
+
+TEST(Verify, FlagsAnUnwrittenEntryAnywhere) {
+  const std::int64_t n = 300;
+  const Inputs in = make_inputs("bf16", n, 8);
+  std::vector<float> c(in.a.size());
+  blocked_product(in.a.data(), in.b.data(), c.data(), n);
+  c[12345] = NAN;  // not a sampled entry: the finiteness scan must catch it
+  const Verification v = verify_product(in, c, "bf16", 3);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.detail.find("not finite"), std::string::npos) << v.detail;
+}
+
+TEST(Verify, Tf32ErrorsAreOutsideTheFp32Tolerance) {
+  // The fp32 check must be strict enough to notice TF32 arithmetic.
+  const std::int64_t n = 128;
+  const Inputs in = make_inputs("fp32", n, 21);
+  std::vector<float> a = in.a, b = in.b, c(in.a.size());
+  for (auto& x : a) x = round_to_tf32(x);
+  for (auto& x : b) x = round_to_tf32(x);
+  blocked_product(a.data(), b.data(), c.data(), n);
+  EXPECT_FALSE(verify_product(in, c, "fp32", 1).ok);
+  EXPECT_TRUE(verify_product(in, c, "tf32", 1).ok);
+}
+
+TEST(CpuWorkload, RunsAndVerifiesThroughTheRegistry) {
+  const KernelInfo* k = find_kernel("matmul");
+  ASSERT_NE(k, nullptr);
+  for (const auto& p : k->precisions) {
+    WorkloadArgs args;
+    args.device = DeviceKind::cpu;
+    args.precision = p;
+    args.size = 48;
+    auto w = k->make(args);
+    w->setup(11);
+    w->run();
+    w->sync();
+    EXPECT_DOUBLE_EQ(w->work().flops, 2.0 * 48 * 48 * 48);
+    const Verification v = w->verify();
+    EXPECT_TRUE(v.ok) << p << ": " << v.detail;
+  }
+}
+
+TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
+  WorkloadArgs args;
+  args.device = DeviceKind::cpu;
+  args.precision = "fp32";
+  args.size = 16;
+  auto w = find_kernel("matmul")->make(args);
+  w->setup(1);  // C poisoned with NaN, never computed
+  EXPECT_FALSE(w->verify().ok);
+}
+
+}  // namespace
+}  // namespace mpsb::matmul
