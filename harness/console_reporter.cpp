@@ -52,8 +52,14 @@ void ConsoleReporter::report_context(const Context& c) {
            << " SMs, " << format_bytes(static_cast<double>(g->gpu.memory_total_bytes)) << ", compute mode "
            << g->gpu.compute_mode << "\n";
     }
+    std::set<int> percentages;
+    for (const auto& r : pl.ranks) {
+      if (r.gpu.mps_active_thread_percentage) percentages.insert(*r.gpu.mps_active_thread_percentage);
+    }
     out_ << "  MPS: enabled for " << mps_ranks << " of " << c.world_size << " ranks; CUDA driver "
-         << format_cuda_version(c.cuda.driver) << ", runtime " << format_cuda_version(c.cuda.runtime) << "\n";
+         << format_cuda_version(c.cuda.driver) << ", runtime " << format_cuda_version(c.cuda.runtime);
+    for (int p : percentages) out_ << "; active thread percentage " << p << "%";
+    out_ << "\n";
   } else {
     out_ << "  *** running the CPU implementations: numbers describe this host's cores, not a GPU ***\n";
   }
@@ -61,6 +67,11 @@ void ConsoleReporter::report_context(const Context& c) {
     out_ << "  note: devices hold unequal rank counts; sweeping up to " << pl.max_ranks_per_device
          << " ranks per device, the extra ranks stay idle\n";
   }
+  out_ << "  mode: " << to_string(c.mode);
+  if (c.mode == SharingMode::streams) {
+    out_ << " (the first rank of each GPU runs k instances in k streams; other ranks idle)";
+  }
+  out_ << "\n";
   out_ << "  plan: " << planned_ << " configurations, min time " << c.settings.min_time_s << " s x "
        << c.settings.repetitions << " repetitions\n";
   out_ << "  results: " << results_path_ << "\n" << std::flush;
@@ -70,9 +81,9 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
   const Summary& s = r.primary_summary();
   const std::string unit = r.primary_unit();
   char head[160];
-  std::snprintf(head, sizeof head, "[%*d/%d] %s %s size %lld ranks/gpu %d: ", total >= 100 ? 3 : 2, index, total,
-                r.config.kernel.c_str(), r.config.precision.c_str(), static_cast<long long>(r.config.size),
-                r.config.ranks_per_gpu);
+  std::snprintf(head, sizeof head, "[%*d/%d] %s %s size %lld ranks/gpu %d %s: ", total >= 100 ? 3 : 2, index,
+                total, r.config.kernel.c_str(), r.config.precision.c_str(), static_cast<long long>(r.config.size),
+                r.config.ranks_per_gpu, r.mode.c_str());
   out_ << head << format_rate(s.median, unit) << " (min " << format_rate(s.min, unit) << ", cv "
        << printf_string("%.1f%%", 100 * r.cv) << ")";
   if (r.speedup) out_ << ", speedup " << printf_string("%.2f", *r.speedup);

@@ -4,8 +4,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "check.hpp"
+#include "sharing.hpp"
 
 namespace mpsb {
 namespace {
@@ -34,6 +36,17 @@ int attribute(cudaDeviceAttr attr, int device) {
 }
 
 }  // namespace
+
+class CudaMpsProbe final : public MpsProbe {
+ public:
+  bool mps_enabled(int device) const override { return attribute(cudaDevAttrMpsEnabled, device) != 0; }
+  int sm_count(int device) const override { return attribute(cudaDevAttrMultiProcessorCount, device); }
+  std::optional<std::string> environment(const char* name) const override {
+    const char* value = std::getenv(name);
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  }
+};
 
 GpuProbe probe_gpus(const std::vector<int>& requested) {
   GpuProbe probe;
@@ -73,10 +86,12 @@ GpuInfo open_gpu(int index) {
   info.index = index;
   info.name = prop.name;
   info.uuid = uuid_text(prop.uuid);
-  info.sm_count = attribute(cudaDevAttrMultiProcessorCount, index);
   info.compute_mode = compute_mode_name(attribute(cudaDevAttrComputeMode, index));
   info.sm_clock_peak_khz = attribute(cudaDevAttrClockRate, index);
-  info.mps_enabled = attribute(cudaDevAttrMpsEnabled, index) != 0;
+  const SharingState sharing = read_sharing_state(CudaMpsProbe(), index);
+  info.mps_enabled = sharing.mps_enabled;
+  info.sm_count = sharing.sm_count;
+  info.mps_active_thread_percentage = sharing.active_thread_percentage;
   std::size_t free_bytes = 0, total_bytes = 0;
   MPSB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   info.memory_total_bytes = total_bytes;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct GpuInfo {
   std::string compute_mode;         // DEFAULT, EXCLUSIVE_PROCESS, PROHIBITED
   int sm_clock_peak_khz = 0;
   bool mps_enabled = false;         // CU_DEVICE_ATTRIBUTE_MPS_ENABLED of this context
+  std::optional<int> mps_active_thread_percentage;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, if set
+  // Device memory this rank's context took (free before minus free after it
+  // was created, the ranks of a GPU creating theirs one at a time); unknown for
+  // the first rank of a GPU, which has no clean "before".
+  std::optional<std::uint64_t> context_memory_bytes;
 };
 // Makes `index` current, creates its context and reads its properties.
 GpuInfo open_gpu(int index);

@@ -25,6 +25,7 @@
 #include "plan.hpp"
 #include "registry.hpp"
 #include "result.hpp"
+#include "sharing.hpp"
 
 namespace mpsb {
 namespace {
@@ -94,6 +95,30 @@ DeviceDecision decide_device(const MpiContext& ctx, DeviceChoice choice, const G
   return {DeviceKind::cpu, "auto: no usable GPU, " + problems[0]};
 }
 
+// The ranks sharing a GPU create their contexts one at a time, so each can
+// attribute the drop in free memory to its own context.
+GpuInfo open_gpus_in_turn(const MpiContext& ctx, const std::vector<int>& usable) {
+  const int gpus = static_cast<int>(usable.size());
+  const int turns = (ctx.local_size + gpus - 1) / gpus;
+  const int my_turn = ctx.local_rank / gpus;  // my slot on my GPU
+  GpuInfo gpu;
+  std::uint64_t free_after = 0;
+  for (int turn = 0; turn < turns; ++turn) {
+    if (turn == my_turn) {
+      gpu = open_gpu(usable[static_cast<std::size_t>(ctx.local_rank % gpus)]);
+      free_after = gpu.memory_free_bytes;
+    }
+    MPSB_MPI(MPI_Barrier(ctx.node));
+  }
+  std::vector<std::uint64_t> free_by_local_rank(static_cast<std::size_t>(ctx.local_size));
+  MPSB_MPI(MPI_Allgather(&free_after, 1, MPI_UINT64_T, free_by_local_rank.data(), 1, MPI_UINT64_T, ctx.node));
+  const int previous = ctx.local_rank - gpus;  // the rank before me on my GPU
+  if (previous >= 0 && free_by_local_rank[previous] >= free_after) {
+    gpu.context_memory_bytes = free_by_local_rank[previous] - free_after;
+  }
+  return gpu;
+}
+
 std::string default_output_name() {
   std::string stamp = utc_timestamp_iso8601();  // 2026-11-21T14:41:00Z
   stamp.erase(std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }),
@@ -123,9 +148,7 @@ int run(int argc, char** argv) {
   const GpuProbe probe = opt.device == DeviceChoice::cpu ? GpuProbe{} : probe_gpus(opt.gpus);
   const DeviceDecision device = decide_device(ctx, opt.device, probe);
   GpuInfo gpu;
-  if (device.kind == DeviceKind::gpu) {
-    gpu = open_gpu(probe.usable[static_cast<std::size_t>(ctx.local_rank) % probe.usable.size()]);
-  }
+  if (device.kind == DeviceKind::gpu) gpu = open_gpus_in_turn(ctx, probe.usable);
   // Free memory once every rank's context exists: what the sweep can really use.
   MPSB_MPI(MPI_Barrier(ctx.world));
   if (device.kind == DeviceKind::gpu) gpu.memory_free_bytes = current_gpu_free_bytes();
@@ -136,6 +159,14 @@ int run(int argc, char** argv) {
     ranks.push_back(deserialize_rank(text));
   }
   const Placement placement = build_placement(device.kind, std::move(ranks));
+  if (device.kind == DeviceKind::gpu) {
+    std::vector<RankSharing> sharing;
+    for (const auto& r : placement.ranks) {
+      sharing.push_back(RankSharing{
+          r.rank, r.host, SharingState{r.gpu.mps_enabled, r.gpu.sm_count, r.gpu.mps_active_thread_percentage}});
+    }
+    verify_sharing_state(opt.mode, sharing);
+  }
   const auto plan = build_plan(opt, device.kind, placement.max_ranks_per_device, placement.device_count);
   preflight_memory(plan, placement);
 
@@ -156,6 +187,7 @@ int run(int argc, char** argv) {
   context.world_size = ctx.size;
   context.device_requested = to_string(opt.device);
   context.device_note = device.note;
+  context.mode = opt.mode;
   context.cuda = cuda_versions();
   context.settings = MeasureSettings{opt.min_time_s, opt.repetitions, opt.seed};
   context.placement = placement;
@@ -176,25 +208,26 @@ int run(int argc, char** argv) {
   });
 
   const double offset = clock_offset_to_root(ctx, all_hosts);
-  cudaStream_t stream = nullptr;
-  if (device.kind == DeviceKind::gpu) MPSB_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const bool streams = opt.mode == SharingMode::streams;
 
   std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_throughput;
   bool all_verified = true;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const Config& config = plan[i];
-    const ConfigSamples samples = measure_config(ctx, placement, config, context.settings, stream, offset);
+    // streams: the first rank of each GPU runs k instances; otherwise k ranks run one each.
+    const ConfigSamples samples = measure_config(ctx, placement, config, context.settings,
+                                                 streams ? 1 : config.ranks_per_gpu,
+                                                 streams ? config.ranks_per_gpu : 1, offset);
     if (ctx.rank != 0) continue;
     const auto key = std::make_tuple(config.kernel, config.precision, config.size);
     std::optional<double> baseline;
     if (const auto it = one_rank_throughput.find(key); it != one_rank_throughput.end()) baseline = it->second;
-    const Result result = summarize(samples, placement, opt.repetitions, baseline);
+    const Result result = summarize(samples, placement, opt.mode, opt.repetitions, baseline);
     if (config.ranks_per_gpu == 1) one_rank_throughput[key] = result.primary_summary().median;
     all_verified = all_verified && result.verified;
     for (auto& r : reporters) r->report_result(result, static_cast<int>(i) + 1, static_cast<int>(plan.size()));
   }
   for (auto& r : reporters) r->finish();
-  if (stream != nullptr) MPSB_CUDA(cudaStreamDestroy(stream));
 
   int exit_code = all_verified ? 0 : kExitVerificationFailed;
   MPSB_MPI(MPI_Bcast(&exit_code, 1, MPI_INT, 0, ctx.world));
@@ -206,8 +239,11 @@ int run(int argc, char** argv) {
 }  // namespace mpsb
 
 int main(int argc, char** argv) {
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-    std::fprintf(stderr, "mpsbench: fatal: MPI_Init failed\n");
+  // Only the main thread calls MPI; --mode streams adds worker threads.
+  int provided = 0;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS ||
+      provided < MPI_THREAD_FUNNELED) {
+    std::fprintf(stderr, "mpsbench: fatal: MPI_Init_thread(MPI_THREAD_FUNNELED) failed\n");
     return mpsb::kExitFatal;
   }
   int rank = 0;

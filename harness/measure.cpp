@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <memory>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "check.hpp"
 #include "clock.hpp"
 #include "registry.hpp"
+#include "team.hpp"
 
 namespace mpsb {
 namespace {
@@ -32,20 +36,24 @@ class ActiveComm {
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
-class EventPair {
+// The stream and events of one GPU instance, created on its own thread.
+class GpuTimer {
  public:
-  EventPair() {
+  GpuTimer() {
+    MPSB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     MPSB_CUDA(cudaEventCreate(&start_));
     MPSB_CUDA(cudaEventCreate(&end_));
   }
-  ~EventPair() {
+  ~GpuTimer() {
     cudaEventDestroy(start_);
     cudaEventDestroy(end_);
+    cudaStreamDestroy(stream_);
   }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-  void record_start(cudaStream_t s) { MPSB_CUDA(cudaEventRecord(start_, s)); }
-  void record_end(cudaStream_t s) { MPSB_CUDA(cudaEventRecord(end_, s)); }
+  GpuTimer(const GpuTimer&) = delete;
+  GpuTimer& operator=(const GpuTimer&) = delete;
+  cudaStream_t stream() const { return stream_; }
+  void record_start() { MPSB_CUDA(cudaEventRecord(start_, stream_)); }
+  void record_end() { MPSB_CUDA(cudaEventRecord(end_, stream_)); }
   double elapsed_seconds() const {
     float ms = 0;
     MPSB_CUDA(cudaEventElapsedTime(&ms, start_, end_));
@@ -53,68 +61,102 @@ class EventPair {
   }
 
  private:
+  cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, end_ = nullptr;
 };
 
-// One synchronized batch on every active rank; returns max(end) - min(start).
-double timed_window(Workload& workload, std::int64_t iterations, MPI_Comm active, double offset) {
-  MPSB_MPI(MPI_Barrier(active));
-  const double start = now_seconds() + offset;
-  for (std::int64_t i = 0; i < iterations; ++i) workload.run();
-  workload.sync();
-  const double end = now_seconds() + offset;
-  double local[2] = {-start, end};
-  double global[2] = {0, 0};
-  MPSB_MPI(MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, active));
-  return global[1] + global[0];
+// What the instances of one rank share while they measure together.
+struct Team {
+  Team(int size, MPI_Comm comm, double clock_offset) : barrier(size), starts(size), ends(size),
+        active(comm), offset(clock_offset) {}
+  ThreadBarrier barrier;
+  std::vector<double> starts, ends;
+  MPI_Comm active;
+  double offset;
+  double window = 0;  // written by instance 0 between barriers
+};
+
+// Every instance of every active rank starts together: the threads meet,
+// instance 0 joins the MPI barrier, the threads meet again.
+void start_together(Team& team, int instance) {
+  team.barrier.wait();
+  if (instance == 0) MPSB_MPI(MPI_Barrier(team.active));
+  team.barrier.wait();
 }
 
-// Grows the batch until one window lasts min_time on all active ranks
-// together. Every rank sees the same reduced window, so all reach the same
-// count without a broadcast. The batches double as warm-up.
-std::int64_t calibrate_iterations(Workload& workload, MPI_Comm active, double min_time_s, double offset) {
+// One synchronized batch of `iterations` on every instance of every active
+// rank; returns max(end) - min(start) over all of them, the same on each.
+double timed_window(Team& team, int instance, Workload& workload, std::int64_t iterations) {
+  start_together(team, instance);
+  const double start = now_seconds() + team.offset;
+  for (std::int64_t i = 0; i < iterations; ++i) workload.run();
+  workload.sync();
+  team.starts[instance] = start;
+  team.ends[instance] = now_seconds() + team.offset;
+  team.barrier.wait();
+  if (instance == 0) {
+    double local[2] = {-*std::min_element(team.starts.begin(), team.starts.end()),
+                       *std::max_element(team.ends.begin(), team.ends.end())};
+    double global[2] = {0, 0};
+    MPSB_MPI(MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, team.active));
+    team.window = global[1] + global[0];
+  }
+  team.barrier.wait();
+  return team.window;
+}
+
+// Grows the batch until one window lasts min_time on all instances together.
+// Everyone sees the same reduced window, so all reach the same count without
+// a broadcast. The batches double as warm-up.
+std::int64_t calibrate_iterations(Team& team, int instance, Workload& workload, double min_time_s) {
   std::int64_t iterations = 1;
-  double window = timed_window(workload, iterations, active, offset);
+  double window = timed_window(team, instance, workload, iterations);
   while (window < min_time_s && iterations < kMaxIterations) {
     const double factor = window > 0 ? std::clamp(1.2 * min_time_s / window, 1.5, 100.0) : 100.0;
-    iterations = std::min(kMaxIterations, static_cast<std::int64_t>(std::ceil(static_cast<double>(iterations) * factor)));
-    window = timed_window(workload, iterations, active, offset);
+    iterations = std::min(kMaxIterations,
+                          static_cast<std::int64_t>(std::ceil(static_cast<double>(iterations) * factor)));
+    window = timed_window(team, instance, workload, iterations);
   }
   return iterations;
 }
 
-RankSamples run_active(const Placement& placement, const Config& config, const MeasureSettings& settings,
-                       cudaStream_t stream, double offset, MPI_Comm active, int rank, std::int64_t* iterations) {
-  const KernelInfo& kernel = *find_kernel(config.kernel);
+RankSamples run_instance(Team& team, int instance, const Placement& placement, const Config& config,
+                         const MeasureSettings& settings, int rank, std::int64_t* iterations) {
+  const bool on_gpu = placement.kind == DeviceKind::gpu;
+  const int gpu = placement.ranks[rank].gpu.index;
+  if (on_gpu) MPSB_CUDA(cudaSetDevice(gpu));  // the current device is per host thread
+  std::unique_ptr<GpuTimer> timer = on_gpu ? std::make_unique<GpuTimer>() : nullptr;
+
   WorkloadArgs args;
   args.device = placement.kind;
-  args.gpu_ordinal = placement.ranks[rank].gpu.index;
-  args.stream = stream;
+  args.gpu_ordinal = gpu;
+  args.stream = timer ? timer->stream() : nullptr;
   args.precision = config.precision;
   args.size = config.size;
-  auto workload = kernel.make(args);
-  workload->setup(settings.seed + 1000003ull * static_cast<std::uint64_t>(rank));
+  auto workload = find_kernel(config.kernel)->make(args);
+  workload->setup(settings.seed + 1000003ull * static_cast<std::uint64_t>(rank) +
+                  7919ull * static_cast<std::uint64_t>(instance));
 
-  // Warm-up: module loading, library heuristics and first-touch stay untimed.
+  // Warm-up: module loading, library heuristics and first touch stay untimed.
   workload->run();
   workload->sync();
-  *iterations = calibrate_iterations(*workload, active, settings.min_time_s, offset);
+  const std::int64_t count = calibrate_iterations(team, instance, *workload, settings.min_time_s);
+  if (instance == 0) *iterations = count;
 
   RankSamples samples;
   samples.rank = rank;
-  const bool on_gpu = placement.kind == DeviceKind::gpu;
-  std::unique_ptr<EventPair> events = on_gpu ? std::make_unique<EventPair>() : nullptr;
+  samples.instance = instance;
   for (int r = 0; r < settings.repetitions; ++r) {
-    MPSB_MPI(MPI_Barrier(active));
+    start_together(team, instance);
     const double start = now_seconds();
-    if (events) events->record_start(stream);
-    for (std::int64_t i = 0; i < *iterations; ++i) workload->run();
-    if (events) events->record_end(stream);
+    if (timer) timer->record_start();
+    for (std::int64_t i = 0; i < count; ++i) workload->run();
+    if (timer) timer->record_end();
     workload->sync();
     const double end = now_seconds();
-    samples.start_s.push_back(start + offset);
-    samples.end_s.push_back(end + offset);
-    if (events) samples.gpu_s.push_back(events->elapsed_seconds());
+    samples.start_s.push_back(start + team.offset);
+    samples.end_s.push_back(end + team.offset);
+    if (timer) samples.gpu_s.push_back(timer->elapsed_seconds());
   }
   samples.work = workload->work();
   samples.details = workload->details();
@@ -122,31 +164,71 @@ RankSamples run_active(const Placement& placement, const Config& config, const M
   return samples;
 }
 
+// A failure on any thread ends the job: the other threads and ranks would
+// otherwise wait at a barrier forever.
+[[noreturn]] void abort_job(const std::string& message) {
+  std::fprintf(stderr, "mpsbench: fatal: %s\n", message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  std::abort();
+}
+
+std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placement& placement,
+                                  const Config& config, const MeasureSettings& settings, int rank, double offset,
+                                  std::int64_t* iterations) {
+  Team team(instances, active, offset);
+  std::vector<RankSamples> samples(static_cast<std::size_t>(instances));
+  auto body = [&](int i) {
+    try {
+      samples[static_cast<std::size_t>(i)] = run_instance(team, i, placement, config, settings, rank, iterations);
+    } catch (const FatalError& e) {
+      abort_job(e.what());
+    } catch (const std::exception& e) {
+      abort_job(error_identity() + ": " + e.what());
+    }
+  };
+  if (instances == 1) {
+    body(0);
+    return samples;
+  }
+  std::vector<std::thread> threads;
+  for (int i = 1; i < instances; ++i) threads.emplace_back(body, i);
+  body(0);  // instance 0 stays on the thread that owns MPI
+  for (auto& t : threads) t.join();
+  return samples;
+}
+
 }  // namespace
 
 ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, const Config& config,
-                             const MeasureSettings& settings, cudaStream_t stream, double clock_offset_s) {
-  const bool active = placement.is_active(ctx.rank, config.ranks_per_gpu);
+                             const MeasureSettings& settings, int active_slots, int instances_per_rank,
+                             double clock_offset_s) {
+  const bool active = placement.is_active(ctx.rank, active_slots);
   ActiveComm comm(ctx.world, active, ctx.rank);
   std::int64_t iterations = 0;
-  std::string mine;
+  nlohmann::json mine = nlohmann::json::array();
   if (active) {
-    mine = serialize(run_active(placement, config, settings, stream, clock_offset_s, comm.get(), ctx.rank,
-                                &iterations));
+    for (const auto& s : run_team(instances_per_rank, comm.get(), placement, config, settings, ctx.rank,
+                                  clock_offset_s, &iterations)) {
+      mine.push_back(nlohmann::json::parse(serialize(s)));
+    }
   }
   // Inactive ranks wait here for the active ones.
-  const auto all = gather_strings(ctx.world, mine, 0);
+  const auto all = gather_strings(ctx.world, active ? mine.dump() : std::string(), 0);
   ConfigSamples out;
   out.config = config;
+  out.instances_per_rank = instances_per_rank;
   out.iterations = iterations;
   for (const auto& text : all) {
-    if (!text.empty()) out.ranks.push_back(deserialize_samples(text));
+    if (text.empty()) continue;
+    for (const auto& s : nlohmann::json::parse(text)) out.ranks.push_back(deserialize_samples(s.dump()));
   }
   return out;
 }
 
 std::string serialize(const RankSamples& s) {
   nlohmann::json j = {{"rank", s.rank},
+                      {"instance", s.instance},
                       {"start", s.start_s},
                       {"end", s.end_s},
                       {"gpu", s.gpu_s},
@@ -164,6 +246,7 @@ RankSamples deserialize_samples(const std::string& text) {
   const auto j = nlohmann::json::parse(text);
   RankSamples s;
   s.rank = j.at("rank").get<int>();
+  s.instance = j.at("instance").get<int>();
   s.start_s = j.at("start").get<std::vector<double>>();
   s.end_s = j.at("end").get<std::vector<double>>();
   s.gpu_s = j.at("gpu").get<std::vector<double>>();

@@ -1,14 +1,15 @@
 // The measurement protocol for one configuration (README "Measurement
 // protocol"): untimed setup, warm-up, one calibrated iteration count for all
-// active ranks, then repetitions of barrier / start / iterations / sync / end,
-// with CUDA-event GPU time per rank, and verification after timing.
+// active instances, then repetitions of barrier / start / iterations / sync /
+// end, with CUDA-event GPU time per instance, and verification after timing.
+// An instance is one workload: one per active rank in the process modes, k
+// per rank (threads and streams of one process) in --mode streams.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
-
-#include <cuda_runtime_api.h>
 
 #include "mpi_context.hpp"
 #include "placement.hpp"
@@ -23,9 +24,10 @@ struct MeasureSettings {
   std::uint64_t seed = 1;
 };
 
-// One active rank's view of one configuration; times on rank 0's clock.
+// One instance's view of one configuration; times on rank 0's clock.
 struct RankSamples {
   int rank = 0;
+  int instance = 0;
   std::vector<double> start_s, end_s;  // per repetition
   std::vector<double> gpu_s;           // CUDA-event time per repetition; empty on the CPU
   Work work;
@@ -35,14 +37,17 @@ struct RankSamples {
 
 struct ConfigSamples {
   Config config;
-  std::int64_t iterations = 0;     // per repetition, the same on every active rank
-  std::vector<RankSamples> ranks;  // active ranks in world-rank order
+  int instances_per_rank = 1;
+  std::int64_t iterations = 0;     // per repetition, the same on every instance
+  std::vector<RankSamples> ranks;  // every instance, in (rank, instance) order
 };
 
-// Collective over ctx.world (inactive ranks only wait). The samples are
-// complete on rank 0 and empty elsewhere.
+// Collective over ctx.world (inactive ranks only wait). `instances_per_rank`
+// workloads run on each active rank. The samples are complete on rank 0 and
+// empty elsewhere.
 ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, const Config& config,
-                             const MeasureSettings& settings, cudaStream_t stream, double clock_offset_s);
+                             const MeasureSettings& settings, int active_slots, int instances_per_rank,
+                             double clock_offset_s);
 
 std::string serialize(const RankSamples& samples);
 RankSamples deserialize_samples(const std::string& text);

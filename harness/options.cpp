@@ -143,6 +143,8 @@ Options parse_options(const std::vector<std::string>& args) {
       else if (v == "gpu") opt.device = DeviceChoice::gpu;
       else if (v == "cpu") opt.device = DeviceChoice::cpu;
       else throw UsageError("--device: unknown device '" + v + "' (choose auto, gpu or cpu)");
+    } else if (flag == "--mode") {
+      opt.mode = parse_sharing_mode(take_value());
     } else if (flag == "--gpus") {
       for (const auto& item : split_list(flag, take_value())) {
         opt.gpus.push_back(static_cast<int>(parse_integer(flag, item, 0, 1023)));
@@ -162,6 +164,9 @@ Options parse_options(const std::vector<std::string>& args) {
   }
 
   // Cross-checks that need the whole command line.
+  if (opt.device == DeviceChoice::cpu && opt.mode != SharingMode::automatic && opt.mode != SharingMode::streams) {
+    throw UsageError(std::string("--mode ") + to_string(opt.mode) + ": needs the GPU, not --device cpu");
+  }
   const std::vector<std::string> selected = [&] {
     if (!opt.kernels.empty()) return opt.kernels;
     std::vector<std::string> all;
@@ -197,6 +202,10 @@ std::string usage_text() {
          "  --size KERNEL=LIST    problem sizes for one kernel (repeatable)\n"
          "  --ranks-per-gpu LIST  active ranks per GPU (default: 1,2,4,... up to all)\n"
          "  --device auto|gpu|cpu where kernels run (default: auto = gpu when usable)\n"
+         "  --mode MODE           how ranks share a GPU: auto (record what is found),\n"
+         "                        timeslice, mps, mps-qos (verified against what each\n"
+         "                        rank's context reports), or streams (one rank per GPU\n"
+         "                        runs k instances in k streams and threads)\n"
          "  --gpus LIST           restrict to these CUDA device indices (default: all)\n"
          "  --min-time SECONDS    shortest timed window per repetition (default: 0.25)\n"
          "  --repetitions N       timed windows per configuration (default: 5)\n"

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "sharing.hpp"
+
 namespace mpsb {
 
 // Bad input: main prints "mpsbench: error: <what>" once and exits with 2.
@@ -25,6 +27,7 @@ struct Options {
   std::map<std::string, std::vector<std::int64_t>> kernel_sizes;  // --size KERNEL=LIST
   std::vector<int> ranks_per_gpu;                              // empty: 1, 2, 4, ... max
   DeviceChoice device = DeviceChoice::automatic;
+  SharingMode mode = SharingMode::automatic;
   std::vector<int> gpus;                                       // empty: all visible GPUs
   double min_time_s = 0.25;
   int repetitions = 5;

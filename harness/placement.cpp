@@ -48,7 +48,13 @@ std::string serialize(const RankPlacement& r) {
                         {"memory_free_bytes", r.gpu.memory_free_bytes},
                         {"compute_mode", r.gpu.compute_mode},
                         {"sm_clock_peak_khz", r.gpu.sm_clock_peak_khz},
-                        {"mps_enabled", r.gpu.mps_enabled}}}};
+                        {"mps_enabled", r.gpu.mps_enabled},
+                        {"mps_active_thread_percentage", r.gpu.mps_active_thread_percentage
+                                                             ? nlohmann::json(*r.gpu.mps_active_thread_percentage)
+                                                             : nlohmann::json(nullptr)},
+                        {"context_memory_bytes", r.gpu.context_memory_bytes
+                                                     ? nlohmann::json(*r.gpu.context_memory_bytes)
+                                                     : nlohmann::json(nullptr)}}}};
   return j.dump();
 }
 
@@ -69,6 +75,12 @@ RankPlacement deserialize_rank(const std::string& text) {
   r.gpu.compute_mode = g.at("compute_mode").get<std::string>();
   r.gpu.sm_clock_peak_khz = g.at("sm_clock_peak_khz").get<int>();
   r.gpu.mps_enabled = g.at("mps_enabled").get<bool>();
+  if (!g.at("mps_active_thread_percentage").is_null()) {
+    r.gpu.mps_active_thread_percentage = g.at("mps_active_thread_percentage").get<int>();
+  }
+  if (!g.at("context_memory_bytes").is_null()) {
+    r.gpu.context_memory_bytes = g.at("context_memory_bytes").get<std::uint64_t>();
+  }
   return r;
 }
 

@@ -18,8 +18,13 @@ std::vector<int> default_rank_counts(int max_ranks_per_device) {
 std::vector<Config> build_plan(const Options& options, DeviceKind device, int max_ranks_per_device,
                                int device_count) {
   std::vector<int> rank_counts = options.ranks_per_gpu;
+  const bool streams = options.mode == SharingMode::streams;
   for (int k : rank_counts) {
-    if (k > max_ranks_per_device) {
+    if (streams && k > kMaxStreamInstances) {
+      throw UsageError("--ranks-per-gpu: " + std::to_string(k) + " instances per GPU in --mode streams; at most " +
+                       std::to_string(kMaxStreamInstances));
+    }
+    if (!streams && k > max_ranks_per_device) {
       throw UsageError("--ranks-per-gpu: " + std::to_string(k) + " active ranks per " +
                        (device == DeviceKind::gpu ? "GPU" : "host") + " requested, but only " +
                        std::to_string(max_ranks_per_device) + " exist (" + std::to_string(device_count) + " " +

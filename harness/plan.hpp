@@ -21,7 +21,11 @@ struct Config {
 // 1, 2, 4, ... below max, then max itself.
 std::vector<int> default_rank_counts(int max_ranks_per_device);
 
-// Throws UsageError for rank counts above what exists.
+// Most instances one rank runs in --mode streams.
+inline constexpr int kMaxStreamInstances = 64;
+
+// Throws UsageError for rank counts above what exists (in streams mode: above
+// kMaxStreamInstances, since one rank runs all instances).
 std::vector<Config> build_plan(const Options& options, DeviceKind device, int max_ranks_per_device,
                                int device_count);
 

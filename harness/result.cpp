@@ -26,12 +26,17 @@ Summary aggregate_rate(double work_per_window, const std::vector<double>& window
   return summarize_samples(std::move(rates));
 }
 
-std::string sharing_mode(const Result& r) {
-  if (r.device == DeviceKind::cpu) return "cpu";
-  int clients = 0;
-  for (const auto& rr : r.ranks) clients += rr.mps_enabled ? 1 : 0;
-  if (clients == 0) return "timeslice";
-  return clients == static_cast<int>(r.ranks.size()) ? "mps" : "mixed";
+std::string sharing_mode(Result& r, const Placement& placement, SharingMode requested) {
+  if (r.device == DeviceKind::cpu) return requested == SharingMode::streams ? "streams" : "cpu";
+  std::vector<SharingState> active;
+  std::optional<int> percentage = placement.ranks[r.ranks.front().rank].gpu.mps_active_thread_percentage;
+  for (const auto& rr : r.ranks) {
+    const GpuInfo& g = placement.ranks[rr.rank].gpu;
+    active.push_back(SharingState{g.mps_enabled, g.sm_count, g.mps_active_thread_percentage});
+    if (g.mps_active_thread_percentage != percentage) percentage.reset();
+  }
+  r.mps_active_thread_percentage = percentage;
+  return effective_mode(requested, active);
 }
 
 }  // namespace
@@ -41,13 +46,14 @@ std::string Result::primary_unit() const {
   return (work.item_unit.empty() ? std::string("item") : work.item_unit) + "/s";
 }
 
-Result summarize(const ConfigSamples& samples, const Placement& placement, int repetitions,
-                 std::optional<double> one_rank_throughput) {
+Result summarize(const ConfigSamples& samples, const Placement& placement, SharingMode requested_mode,
+                 int repetitions, std::optional<double> one_rank_throughput) {
   const KernelInfo& kernel = *find_kernel(samples.config.kernel);
   Result r;
   r.config = samples.config;
   r.device = placement.kind;
   r.active_ranks = static_cast<int>(samples.ranks.size());
+  r.instances_per_rank = samples.instances_per_rank;
   r.devices = placement.device_count;
   r.iterations = samples.iterations;
   r.repetitions = repetitions;
@@ -80,6 +86,7 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, int r
     const RankPlacement& where = placement.ranks[s.rank];
     RankResult rr;
     rr.rank = s.rank;
+    rr.instance = s.instance;
     rr.host = where.host;
     rr.local_rank = where.local_rank;
     rr.gpu_index = where.gpu.index;
@@ -110,7 +117,7 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, int r
     }
     r.ranks.push_back(std::move(rr));
   }
-  r.mode = sharing_mode(r);
+  r.mode = sharing_mode(r, placement, requested_mode);
   r.jain_fairness = stats::jain_fairness(per_rank_throughput);
   if (finite_errors) r.max_rel_error = max_error;
   return r;

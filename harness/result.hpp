@@ -11,6 +11,7 @@
 #include "measure.hpp"
 #include "placement.hpp"
 #include "plan.hpp"
+#include "sharing.hpp"
 #include "workload.hpp"
 
 namespace mpsb {
@@ -22,6 +23,7 @@ struct Summary {
 
 struct RankResult {
   int rank = 0;
+  int instance = 0;  // > 0 only in --mode streams
   std::string host;
   int local_rank = 0;
   int gpu_index = -1;
@@ -38,10 +40,13 @@ struct RankResult {
 struct Result {
   Config config;
   DeviceKind device = DeviceKind::cpu;
-  // How the active ranks shared their device, from the state they saw:
-  // "timeslice" (no MPS), "mps", "mixed" (some ranks MPS clients), or "cpu".
+  // How the active instances shared their device: the verified --mode, or
+  // for --mode auto what their contexts showed ("timeslice", "mps",
+  // "mps-qos", "mixed"); "cpu" on the CPU device.
   std::string mode;
-  int active_ranks = 0;
+  std::optional<int> mps_active_thread_percentage;  // when every active rank had the same one
+  int active_ranks = 0;  // active instances: ranks, or rank x streams in --mode streams
+  int instances_per_rank = 1;
   int devices = 0;
   std::int64_t iterations = 0;  // per repetition and rank
   int repetitions = 0;
@@ -60,8 +65,8 @@ struct Result {
   std::string primary_unit() const;  // "FLOP/s", "interaction/s", ...
 };
 
-Result summarize(const ConfigSamples& samples, const Placement& placement, int repetitions,
-                 std::optional<double> one_rank_throughput);
+Result summarize(const ConfigSamples& samples, const Placement& placement, SharingMode requested_mode,
+                 int repetitions, std::optional<double> one_rank_throughput);
 
 struct Context {
   std::string version;
@@ -74,6 +79,7 @@ struct Context {
   int world_size = 0;
   std::string device_requested;  // auto, gpu, cpu
   std::string device_note;       // why auto chose the CPU, else empty
+  SharingMode mode = SharingMode::automatic;
   CudaVersions cuda;
   MeasureSettings settings;
   Placement placement;

@@ -57,10 +57,16 @@ ojson to_json(const Context& c) {
       rank["mps_enabled"] = r.gpu.mps_enabled;
       rank["sm_count"] = r.gpu.sm_count;
       rank["memory_free_bytes"] = r.gpu.memory_free_bytes;
+      rank["mps_active_thread_percentage"] =
+          r.gpu.mps_active_thread_percentage ? ojson(*r.gpu.mps_active_thread_percentage) : ojson(nullptr);
+      rank["context_memory_bytes"] =
+          r.gpu.context_memory_bytes ? ojson(*r.gpu.context_memory_bytes) : ojson(nullptr);
     } else {
       rank["mps_enabled"] = nullptr;
       rank["sm_count"] = nullptr;
       rank["memory_free_bytes"] = nullptr;
+      rank["mps_active_thread_percentage"] = nullptr;
+      rank["context_memory_bytes"] = nullptr;
     }
     ranks.push_back(std::move(rank));
   }
@@ -72,6 +78,7 @@ ojson to_json(const Context& c) {
                {"argv", c.argv},
                {"hosts", c.hosts},
                {"mpi", {{"library_version", c.mpi_library_version}, {"world_size", c.world_size}}},
+               {"mode_requested", to_string(c.mode)},
                {"device",
                 {{"requested", c.device_requested},
                  {"used", device_name(c.placement.kind)},
@@ -94,6 +101,7 @@ ojson to_json(const Result& r) {
   ojson ranks = ojson::array();
   for (const auto& rr : r.ranks) {
     ranks.push_back({{"rank", rr.rank},
+                     {"instance", rr.instance},
                      {"host", rr.host},
                      {"local_rank", rr.local_rank},
                      {"gpu_index", rr.gpu_index},
@@ -114,9 +122,12 @@ ojson to_json(const Result& r) {
                {"ranks_per_gpu", r.config.ranks_per_gpu},
                {"device", device_name(r.device)},
                {"mode", r.mode},
+               {"mps_active_thread_percentage",
+                r.mps_active_thread_percentage ? ojson(*r.mps_active_thread_percentage) : ojson(nullptr)},
                {"status", "ok"},
                {"error", nullptr},
                {"active_ranks", r.active_ranks},
+               {"instances_per_rank", r.instances_per_rank},
                {"devices", r.devices},
                {"iterations_per_repetition", r.iterations},
                {"repetitions", r.repetitions},

@@ -92,8 +92,8 @@ ConfigSamples sample_measurement(int ranks_per_gpu, bool verified) {
 
 TEST(ResultsSchema, DocumentWrittenByTheReporterIsValid) {
   const Placement p = two_ranks_one_gpu();
-  const Result one = summarize(sample_measurement(1, true), p, 3, std::nullopt);
-  const Result two = summarize(sample_measurement(2, false), p, 3, one.primary_summary().median);
+  const Result one = summarize(sample_measurement(1, true), p, SharingMode::automatic, 3, std::nullopt);
+  const Result two = summarize(sample_measurement(2, false), p, SharingMode::automatic, 3, one.primary_summary().median);
   const auto doc = results_document(to_json(sample_context(p)), {to_json(one), to_json(two)}, true);
   EXPECT_EQ(validation_errors(nlohmann::json::parse(doc.dump())), "");
   EXPECT_EQ(doc["results"][1]["mode"], "mixed");  // one MPS client, one not
@@ -110,7 +110,7 @@ TEST(ResultsSchema, CpuRunAndEmptyRunAreValid) {
   EXPECT_EQ(validation_errors(nlohmann::json::parse(empty.dump())), "");
   ConfigSamples s = sample_measurement(1, true);
   s.ranks[0].gpu_s.clear();
-  const Result r = summarize(s, p, 3, std::nullopt);
+  const Result r = summarize(s, p, SharingMode::automatic, 3, std::nullopt);
   const auto doc = results_document(to_json(c), {to_json(r)}, true);
   EXPECT_EQ(validation_errors(nlohmann::json::parse(doc.dump())), "");
   EXPECT_EQ(doc["results"][0]["mode"], "cpu");
@@ -118,7 +118,7 @@ TEST(ResultsSchema, CpuRunAndEmptyRunAreValid) {
 
 TEST(ResultsSchema, SchemaRejectsBrokenDocuments) {
   const Placement p = two_ranks_one_gpu();
-  const Result one = summarize(sample_measurement(1, true), p, 3, std::nullopt);
+  const Result one = summarize(sample_measurement(1, true), p, SharingMode::automatic, 3, std::nullopt);
   auto doc = nlohmann::json::parse(results_document(to_json(sample_context(p)), {to_json(one)}, true).dump());
   auto missing = doc;
   missing["results"][0].erase("verified");
@@ -133,7 +133,7 @@ TEST(ResultsSchema, SchemaRejectsBrokenDocuments) {
 
 TEST(ResultsSchema, SummaryStatisticsFollowTheProtocol) {
   const Placement p = two_ranks_one_gpu();
-  const Result r = summarize(sample_measurement(2, true), p, 3, 1.0);
+  const Result r = summarize(sample_measurement(2, true), p, SharingMode::automatic, 3, 1.0);
   // window = max(end) - min(start): 0.5, 0.41, 0.6
   ASSERT_EQ(r.window_s.size(), 3u);
   EXPECT_NEAR(r.window_s[0], 0.5, 1e-12);

@@ -29,6 +29,8 @@ def main():
     parser.add_argument("--world-size", type=int, required=True)
     parser.add_argument("--sizes", required=True)
     parser.add_argument("--kernels", default=None, help="comma list; default: every kernel present in the file")
+    parser.add_argument("--mode", default="auto")
+    parser.add_argument("--ranks-per-gpu", default=None, help="comma list; default: 1, 2, 4, ... world size")
     args = parser.parse_args()
 
     with open(args.file, encoding="utf-8") as handle:
@@ -46,7 +48,11 @@ def main():
     slots = {r["rank"]: r["device_slot"] for r in ctx["ranks"]}
 
     sizes = [int(s) for s in args.sizes.split(",")]
-    rank_counts = default_rank_counts(n)
+    streams = args.mode == "streams"
+    rank_counts = ([int(k) for k in args.ranks_per_gpu.split(",")] if args.ranks_per_gpu
+                   else default_rank_counts(n))
+    if ctx["mode_requested"] != args.mode:
+        fail(f"mode_requested {ctx['mode_requested']} != {args.mode}")
     results = doc["results"]
     kernels = args.kernels.split(",") if args.kernels else sorted({r["kernel"] for r in results})
     seen = set()
@@ -60,9 +66,17 @@ def main():
             fail(f"{key} not verified: {r['ranks'][0]['verification']}")
         if r["active_ranks"] != k or len(r["ranks"]) != k:
             fail(f"{key}: {r['active_ranks']} active ranks, {len(r['ranks'])} rank records, expected {k}")
-        expected_ranks = sorted(rank for rank, slot in slots.items() if slot < k)
-        if sorted(x["rank"] for x in r["ranks"]) != expected_ranks:
-            fail(f"{key}: ranks {[x['rank'] for x in r['ranks']]} != {expected_ranks}")
+        if streams:  # the first rank runs k instances, the others idle
+            expected = [(0, i) for i in range(k)]
+        else:
+            expected = [(rank, 0) for rank, slot in sorted(slots.items()) if slot < k]
+        got = sorted((x["rank"], x["instance"]) for x in r["ranks"])
+        if got != expected:
+            fail(f"{key}: (rank, instance) {got} != {expected}")
+        if r["instances_per_rank"] != (k if streams else 1):
+            fail(f"{key}: instances_per_rank {r['instances_per_rank']}")
+        if r["mode"] != ("streams" if streams else "cpu"):
+            fail(f"{key}: mode {r['mode']}")
         if len(r["window_s"]) != ctx["settings"]["repetitions"] or min(r["window_s"]) <= 0:
             fail(f"{key}: bad windows {r['window_s']}")
         primary = r["aggregate"][r["primary_metric"]]

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs mpsbench --device cpu on tiny sizes at NP ranks, then checks its JSON.
-# usage: run_suite.sh MPIEXEC NP MPSBENCH PYTHON CHECKER WORKDIR
+# usage: run_suite.sh MPIEXEC NP MPSBENCH PYTHON CHECKER WORKDIR [ARGS...]
+# ARGS go to both mpsbench and the checker (e.g. --mode streams --ranks-per-gpu 1,3).
 set -euo pipefail
 mpiexec=$1 np=$2 mpsbench=$3 python=$4 checker=$5 workdir=$6
+shift 6
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/mpiexec_flags.sh"
 rm -rf "$workdir" && mkdir -p "$workdir"
 out="$workdir/results.json"
 "$mpiexec" $(mpiexec_flags "$np") -np "$np" "$mpsbench" --device cpu --size 24,40 \
-  --min-time 0.01 --repetitions 3 --output "$out"
-"$python" "$checker" "$out" --world-size "$np" --sizes 24,40
+  --min-time 0.01 --repetitions 3 --output "$out" "$@"
+"$python" "$checker" "$out" --world-size "$np" --sizes 24,40 "$@"

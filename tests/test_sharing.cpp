@@ -1,0 +1,104 @@
+// MPS-state verification through an injectable probe: a result is recorded
+// only under a mode its ranks' contexts confirm.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "options.hpp"
+#include "sharing.hpp"
+
+namespace mpsb {
+namespace {
+
+class FakeProbe final : public MpsProbe {
+ public:
+  FakeProbe(bool mps, int sms, std::map<std::string, std::string> env = {})
+      : mps_(mps), sms_(sms), env_(std::move(env)) {}
+  bool mps_enabled(int) const override { return mps_; }
+  int sm_count(int) const override { return sms_; }
+  std::optional<std::string> environment(const char* name) const override {
+    const auto it = env_.find(name);
+    if (it == env_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  bool mps_;
+  int sms_;
+  std::map<std::string, std::string> env_;
+};
+
+RankSharing rank(int r, const MpsProbe& probe) { return RankSharing{r, "node1", read_sharing_state(probe, 0)}; }
+
+std::string error_of(SharingMode mode, const std::vector<RankSharing>& ranks) {
+  try {
+    verify_sharing_state(mode, ranks);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Sharing, ParsesModes) {
+  EXPECT_EQ(parse_sharing_mode("mps-qos"), SharingMode::mps_qos);
+  EXPECT_EQ(parse_sharing_mode("streams"), SharingMode::streams);
+  EXPECT_STREQ(to_string(SharingMode::timeslice), "timeslice");
+  EXPECT_THROW(parse_sharing_mode("MPS"), UsageError);
+}
+
+TEST(Sharing, ReadsStateFromTheProbe) {
+  const SharingState s = read_sharing_state(FakeProbe(true, 32, {{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "25"}}), 0);
+  EXPECT_TRUE(s.mps_enabled);
+  EXPECT_EQ(s.sm_count, 32);
+  ASSERT_TRUE(s.active_thread_percentage.has_value());
+  EXPECT_EQ(*s.active_thread_percentage, 25);
+  EXPECT_FALSE(read_sharing_state(FakeProbe(false, 132), 0).active_thread_percentage.has_value());
+  EXPECT_THROW(read_sharing_state(FakeProbe(true, 132, {{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "250"}}), 0),
+               UsageError);
+}
+
+TEST(Sharing, MpsModeRejectsARankThatSilentlyRanWithoutMps) {
+  // The daemon was unreachable for rank 1: CUDA ran it without MPS.
+  const FakeProbe client(true, 132), plain(false, 132);
+  const std::string e = error_of(SharingMode::mps, {rank(0, client), rank(1, plain)});
+  EXPECT_NE(e.find("--mode mps: rank 1 on node1 is not an MPS client"), std::string::npos) << e;
+  EXPECT_EQ(error_of(SharingMode::mps, {rank(0, client), rank(1, client)}), "");
+}
+
+TEST(Sharing, TimesliceRejectsMpsClients) {
+  const FakeProbe client(true, 132), plain(false, 132);
+  EXPECT_NE(error_of(SharingMode::timeslice, {rank(0, plain), rank(1, client)}).find("rank 1 on node1 is an MPS"),
+            std::string::npos);
+  EXPECT_EQ(error_of(SharingMode::timeslice, {rank(0, plain), rank(1, plain)}), "");
+}
+
+TEST(Sharing, QosNeedsAPercentageAndMpsRejectsOne) {
+  const FakeProbe limited(true, 66, {{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "50"}}), full(true, 132);
+  EXPECT_EQ(error_of(SharingMode::mps_qos, {rank(0, limited)}), "");
+  EXPECT_NE(error_of(SharingMode::mps_qos, {rank(0, full)}).find("no CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+            std::string::npos);
+  EXPECT_NE(error_of(SharingMode::mps, {rank(0, limited)}).find("use --mode mps-qos"), std::string::npos);
+  EXPECT_NE(error_of(SharingMode::mps_qos, {rank(0, FakeProbe(false, 132, {{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+                                                                             "50"}}))})
+                .find("not an MPS client"),
+            std::string::npos);
+}
+
+TEST(Sharing, AutoAndStreamsAcceptAnyState) {
+  const FakeProbe client(true, 132), plain(false, 132);
+  EXPECT_EQ(error_of(SharingMode::automatic, {rank(0, client), rank(1, plain)}), "");
+  EXPECT_EQ(error_of(SharingMode::streams, {rank(0, client)}), "");
+}
+
+TEST(Sharing, EffectiveModeOfAuto) {
+  const SharingState plain{false, 132, std::nullopt}, client{true, 132, std::nullopt}, qos{true, 33, 25};
+  EXPECT_EQ(effective_mode(SharingMode::automatic, {plain, plain}), "timeslice");
+  EXPECT_EQ(effective_mode(SharingMode::automatic, {client, client}), "mps");
+  EXPECT_EQ(effective_mode(SharingMode::automatic, {qos, qos}), "mps-qos");
+  EXPECT_EQ(effective_mode(SharingMode::automatic, {client, plain}), "mixed");
+  EXPECT_EQ(effective_mode(SharingMode::mps, {client}), "mps");
+  EXPECT_EQ(effective_mode(SharingMode::streams, {plain}), "streams");
+}
+
+}  // namespace
+}  // namespace mpsb
