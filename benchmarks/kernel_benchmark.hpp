@@ -21,7 +21,7 @@ struct Target {
   cudaStream_t stream = nullptr;  // owned by the caller; outlives the benchmarks
 };
 
-// Sizes one kernel is benchmarked at: --sizes=KERNEL:LIST, else --sizes=LIST,
+// Sizes one kernel is benchmarked at: --sizes=KERNEL=LIST, else --sizes=LIST,
 // else the kernel's defaults for the device. Throws UsageError for a size
 // above the kernel's maximum.
 std::vector<std::int64_t> benchmark_sizes(const KernelInfo& kernel, const MicroOptions& opt, DeviceKind device);

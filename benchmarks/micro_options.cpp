@@ -28,20 +28,20 @@ std::vector<std::int64_t> parse_size_list(const std::string& flag, const std::st
   return sizes;
 }
 
-// "--sizes=matmul:512,1024" names one kernel; "--sizes=512,1024" all of them.
+// "--sizes=matmul=512,1024" names one kernel (as mpsbench's --size); "--sizes=512,1024" all of them.
 void parse_sizes(const std::string& value, MicroOptions& opt) {
-  const auto colon = value.find(':');
-  if (colon == std::string::npos) {
+  const auto equals = value.find('=');
+  if (equals == std::string::npos) {
     opt.sizes = parse_size_list("--sizes", value);
     return;
   }
-  const std::string kernel = value.substr(0, colon);
+  const std::string kernel = value.substr(0, equals);
   if (find_kernel(kernel) == nullptr) {
     std::string known;
     for (const auto& k : kernel_registry()) known += (known.empty() ? "" : ", ") + k.name;
     throw UsageError("--sizes: unknown kernel '" + kernel + "' (known: " + known + ")");
   }
-  opt.kernel_sizes[kernel] = parse_size_list("--sizes", value.substr(colon + 1));
+  opt.kernel_sizes[kernel] = parse_size_list("--sizes", value.substr(equals + 1));
 }
 
 DeviceRequest parse_device(const std::string& value) {
@@ -113,7 +113,7 @@ std::string micro_usage_text() {
          "                         (default: auto; gpu fails when no GPU is usable)\n"
          "  --sizes=LIST           sizes for every kernel, e.g. --sizes=256,1024\n"
          "                         (default: each kernel's default sizes for the device)\n"
-         "  --sizes=KERNEL:LIST    sizes for one kernel; repeatable, wins over --sizes=LIST\n"
+         "  --sizes=KERNEL=LIST    sizes for one kernel; repeatable, wins over --sizes=LIST\n"
          "  --list-kernels         print each kernel's precisions and default sizes\n"
          "  -h, --help             this text and the Google Benchmark flags below\n"
          "\n"

@@ -21,7 +21,7 @@ enum class DeviceRequest { automatic, cpu, gpu };
 struct MicroOptions {
   DeviceRequest device = DeviceRequest::automatic;
   std::vector<std::int64_t> sizes;                                // every kernel; empty: its defaults
-  std::map<std::string, std::vector<std::int64_t>> kernel_sizes;  // --sizes=KERNEL:LIST, wins over `sizes`
+  std::map<std::string, std::vector<std::int64_t>> kernel_sizes;  // --sizes=KERNEL=LIST, wins over `sizes`
   bool show_help = false;
   bool list_kernels = false;
 };
