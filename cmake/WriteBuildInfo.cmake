@@ -1,6 +1,10 @@
 # Script mode: cmake -DSOURCE_DIR=... -DOUTPUT=... -DVERSION=... -P WriteBuildInfo.cmake
 set(commit "unknown")
 set(dirty "false")
+# A copy without .git (e.g. a tree shipped to a GPU node) can name its commit.
+if(DEFINED ENV{MPSBENCH_GIT_COMMIT} AND NOT "$ENV{MPSBENCH_GIT_COMMIT}" STREQUAL "")
+  set(commit "$ENV{MPSBENCH_GIT_COMMIT}")
+endif()
 find_package(Git QUIET)
 if(GIT_FOUND)
   execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse HEAD

@@ -106,11 +106,11 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
 void ConsoleReporter::finish() {
   out_ << "\n";
   char line[200];
-  std::snprintf(line, sizeof line, "%-8s %-9s %8s %9s %20s %8s %8s %8s\n", "kernel", "precision", "size",
+  std::snprintf(line, sizeof line, "%-8s %-14s %8s %9s %20s %8s %8s %8s\n", "kernel", "precision", "size",
                 "ranks/gpu", "aggregate", "speedup", "fairness", "verified");
   out_ << line;
   for (const auto& r : results_) {
-    std::snprintf(line, sizeof line, "%-8s %-9s %8lld %9d %20s %8s %8.3f %8s\n", r.config.kernel.c_str(),
+    std::snprintf(line, sizeof line, "%-8s %-14s %8lld %9d %20s %8s %8.3f %8s\n", r.config.kernel.c_str(),
                   r.config.precision.c_str(), static_cast<long long>(r.config.size), r.config.ranks_per_gpu,
                   format_rate(r.primary_summary().median, r.primary_unit()).c_str(),
                   r.speedup ? printf_string("%.2f", *r.speedup).c_str() : "-", r.jain_fairness,
