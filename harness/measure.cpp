@@ -213,7 +213,8 @@ ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, 
       mine.push_back(nlohmann::json::parse(serialize(s)));
     }
   }
-  // Inactive ranks wait here for the active ones.
+  // Inactive ranks wait here, asleep, for the active ones.
+  quiet_barrier(ctx.world);
   const auto all = gather_strings(ctx.world, active ? mine.dump() : std::string(), 0);
   ConfigSamples out;
   out.config = config;

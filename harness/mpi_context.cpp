@@ -1,5 +1,8 @@
 #include "mpi_context.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include "check.hpp"
 
 namespace mpsb {
@@ -76,6 +79,17 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine, 
                        comm));
   if (rank != root) return {};
   return split_by_counts(data, counts, displs);
+}
+
+void quiet_barrier(MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPSB_MPI(MPI_Ibarrier(comm, &request));
+  int done = 0;
+  while (true) {
+    MPSB_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
 }
 
 std::string mpi_library_version() {
