@@ -246,10 +246,14 @@ def _check_duplicates(results: pd.DataFrame) -> None:
         later["file"], f"results[{later['index']}]")
 
 
-def mode_sort_key(label: str) -> tuple[int, str]:
-    """Orders mode labels timeslice, mps, mps-qos..., streams, mixed, cpu, others."""
-    base = label.split(":", 1)[0]
-    return (MODE_ORDER.index(base) if base in MODE_ORDER else len(MODE_ORDER), label)
+def mode_sort_key(label: str) -> tuple[int, float, str]:
+    """Orders mode labels timeslice, mps, mps-qos (by percentage), streams, mixed, cpu, others."""
+    base, _, pct = label.partition(":")
+    try:
+        number = float(pct.rstrip("%")) if pct else -1.0
+    except ValueError:
+        number = -1.0
+    return (MODE_ORDER.index(base) if base in MODE_ORDER else len(MODE_ORDER), number, label)
 
 
 def load_results(paths: Iterable[str | Path]) -> ResultSet:
