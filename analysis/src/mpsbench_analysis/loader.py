@@ -112,9 +112,10 @@ def _parse(text: str, name: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        truncated = exc.pos >= len(text.rstrip())
-        what = "truncated JSON (ends early)" if truncated else "not valid JSON"
-        raise AnalysisError(f"{what}: {exc.msg} at line {exc.lineno} column {exc.colno}", name) from None
+        # the decoder reports "Unterminated string" only when the input ends inside one
+        truncated = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        what = "truncated JSON (file ends early)" if truncated else "not valid JSON"
+        raise AnalysisError(f"{what}: {exc.msg} (line {exc.lineno}, column {exc.colno})", name) from None
 
 
 def load_document(path: str | Path) -> dict[str, Any]:
