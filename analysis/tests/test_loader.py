@@ -72,6 +72,19 @@ def test_extra_fields_and_qos_percentages_are_kept(sweep_file: Path) -> None:
     assert math.isnan(r[r["mode"] == "mps"].iloc[0]["mps_active_thread_percentage"])
 
 
+def test_unknown_fields_anywhere_are_tolerated(tmp_path: Path) -> None:
+    # the schema closes some objects (additionalProperties: false); a newer writer may add
+    # optional fields there without a version bump, and this reader must still load the file
+    doc = builder.document([builder.result([1e12, 1.2e12])])
+    doc["sweep"] = {"modes": ["timeslice", "mps"]}
+    doc["results"][0]["aggregate"]["flop_per_s"]["p90"] = 1.1e12
+    doc["results"][0]["ranks"][0]["verification"]["method"] = "sampled"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft7Validator(schema()).validate(doc)  # the strict schema refuses it ...
+    row = load_results([builder.write(tmp_path / "new.json", doc)]).results.iloc[0]  # ... we do not
+    assert row["throughput"] == 1.1e12
+
+
 def test_several_files_merge(tmp_path: Path) -> None:
     ts = builder.write(tmp_path / "ts.json", builder.document([builder.result([1e12], mode="timeslice")]))
     mps = builder.write(tmp_path / "mps.json", builder.document([builder.result([2e12], mode="mps")]))

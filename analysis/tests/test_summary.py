@@ -76,3 +76,15 @@ def test_formats(sweep_file: Path) -> None:
     assert len(rows) == len(df)
     hit = [r for r in rows if r["size"] == "256" and r["ranks_per_gpu"] == "4" and r["mode"] == "mps"][0]
     assert float(hit["throughput"]) == pytest.approx(4.8e12) and hit["unit"] == "FLOP/s"
+
+
+def test_failed_and_unverified_results_stand_out(tmp_path: Path) -> None:
+    import builder
+    path = builder.write(tmp_path / "f.json", builder.document([
+        builder.result([1e12], size=1, status="failed"),
+        builder.result([1e12], size=2, verified=False),
+        builder.result([1e12], size=3)]))
+    lines = render_summary(summarize(load_results([path])), "table").splitlines()
+    by_size = {line.split()[2]: line.split() for line in lines[2:] if line}
+    assert by_size["1"][5] == "-" and by_size["1"][-1] == "FAILED"  # no throughput for a failed run
+    assert by_size["2"][-1] == "NO" and by_size["3"][-1] == "yes"

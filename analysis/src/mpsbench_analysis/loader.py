@@ -73,6 +73,26 @@ def schema() -> dict[str, Any]:
     return json.loads(text)
 
 
+def _open_world(node: Any) -> Any:
+    """The schema without ``additionalProperties: false``.
+
+    Files from a newer writer may carry fields this copy of the schema does
+    not know yet (optional fields are added without a version bump); they
+    are ignored, while every field we read is still checked for presence,
+    type and range.
+    """
+    if isinstance(node, dict):
+        return {k: _open_world(v) for k, v in node.items() if not (k == "additionalProperties" and v is False)}
+    if isinstance(node, list):
+        return [_open_world(v) for v in node]
+    return node
+
+
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft7Validator:
+    return jsonschema.Draft7Validator(_open_world(schema()))
+
+
 def _path_text(path: Iterable[Any]) -> str:
     """``results[3].ranks[0].iteration_time_s`` from a jsonschema path."""
     out = ""
@@ -147,8 +167,7 @@ def load_document(path: str | Path) -> dict[str, Any]:
         raise AnalysisError(
             f"version {_short(doc['schema_version'])} is not supported (this tool reads version {SCHEMA_VERSION})",
             name, "schema_version")
-    validator = jsonschema.Draft7Validator(schema())
-    error = best_match(validator.iter_errors(doc))
+    error = best_match(_validator().iter_errors(doc))
     if error is not None:
         where, message = _describe(error)
         raise AnalysisError(message, name, where)
