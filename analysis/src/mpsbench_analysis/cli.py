@@ -1,0 +1,187 @@
+"""``mpsbench-analyze``: the command line over the analysis modules.
+
+Exit codes: 0 success, 1 ``compare`` found a regression, 2 bad input or
+usage.  Every error is caught here, at the boundary, and printed as one
+line ``mpsbench-analyze: error: FILE: field X: ...``; a traceback helps
+only the developer, who can get one with MPSBENCH_ANALYZE_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from . import __version__
+from .errors import AnalysisError
+from .loader import load_results
+from .tables import FORMATS
+from .verdict import Rule
+
+PROG = "mpsbench-analyze"
+
+
+def _fraction(text: str) -> float:
+    """'5%' or '0.05' -> 0.05; a bare number above 1 is refused as ambiguous."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not text.endswith("%") and value > 1:
+        raise argparse.ArgumentTypeError(f"{text} is ambiguous: write {text}% or {value / 100:g}")
+    if value < 0:
+        raise argparse.ArgumentTypeError("must not be negative")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Analyse mpsbench results files (JSON, schema mpsbench-results v1). "
+        "Several files (e.g. one per mode) are merged into one data set.",
+        epilog="exit status: 0 ok, 1 compare found a regression, 2 bad input or usage")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def files(p: argparse.ArgumentParser) -> None:
+        p.add_argument("files", nargs="+", metavar="FILE", help="mpsbench results JSON file(s)")
+
+    def formatted(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+        p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+
+    p = sub.add_parser("summary", help="throughput, MPS gain, speedup, fairness and efficiency per configuration",
+                       description="Per kernel, precision and size: aggregate throughput by mode and ranks per "
+                       "GPU, gain over timeslice, speedup over one rank, Jain fairness, and efficiency "
+                       "against the best single-rank throughput of the kernel, precision and mode.")
+    files(p)
+    formatted(p)
+
+    p = sub.add_parser("plot", help="PNG and SVG figures", description="Throughput vs ranks per GPU, MPS-gain "
+                       "heatmaps and per-rank iteration times, one figure per kernel and precision.")
+    files(p)
+    p.add_argument("--outdir", default="mpsbench-plots", help="directory for the figures (default: %(default)s)")
+    p.add_argument("--formats", default="png,svg", help="comma list of image formats (default: %(default)s)")
+
+    p = sub.add_parser("crossover", help="the size above which MPS stops paying off",
+                       description="Crossover = the smallest measured size S such that gain(S') < THRESHOLD "
+                       "for every measured S' >= S, where gain = mps / timeslice throughput at the largest "
+                       "ranks per GPU measured in both modes (or --ranks).")
+    files(p)
+    p.add_argument("--threshold", type=_positive_float, default=1.1, help="gain that pays off (default: 1.1)")
+    p.add_argument("--ranks", type=int, help="ranks per GPU to look at (default: the largest measured)")
+    p.add_argument("--mode", default="mps", help="mode compared with timeslice (default: mps)")
+    formatted(p)
+
+    p = sub.add_parser("compare", help="regression verdicts between two runs (exit 1 on regression)",
+                       description="FASTER/SLOWER when the median changed by more than --threshold and the "
+                       "ranges of repetitions do not overlap (at least --min-samples each) or Mann-Whitney "
+                       "p < --alpha with both CVs <= --max-cv; SAME within the threshold; NOISY otherwise. "
+                       "Exit 1 on SLOWER throughput or MPS gain, a newly failed result, or lost verification.")
+    p.add_argument("base", metavar="BASE", help="the reference results file")
+    p.add_argument("new", metavar="NEW", help="the results file under test")
+    p.add_argument("--threshold", type=_fraction, default=0.05, help="relative median change that matters, "
+                   "e.g. 5%% or 0.05 (default: 5%%)")
+    p.add_argument("--alpha", type=_fraction, default=0.05, help="significance level (default: 0.05)")
+    p.add_argument("--max-cv", type=_fraction, default=0.10, help="largest CV for a p-value verdict "
+                   "(default: 10%%)")
+    p.add_argument("--min-samples", type=int, default=3, help="repetitions per side needed for the "
+                   "non-overlap rule (default: 3)")
+    p.add_argument("--markdown", metavar="FILE", help="also write a Markdown summary (for a CI job page)")
+
+    p = sub.add_parser("report", help="one self-contained HTML report")
+    files(p)
+    p.add_argument("--output", "-o", default="mpsbench-report.html", help="HTML file (default: %(default)s)")
+    p.add_argument("--threshold", type=_positive_float, default=1.1, help="crossover gain threshold")
+
+    p = sub.add_parser("export", help="convert to another benchmark format",
+                       description="gbench: Google Benchmark JSON, one entry per repetition plus median, "
+                       "mean and stddev aggregates (real_time = window / iterations, in ns).")
+    files(p)
+    p.add_argument("--format", choices=["gbench"], default="gbench", help="target format (default: gbench)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    return parser
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise AnalysisError(f"cannot write: {exc.strerror or exc}", output) from None
+    else:
+        sys.stdout.write(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Executes a parsed command; returns the exit status."""
+    if args.command == "summary":
+        from .summary import render_summary, summarize
+        _emit(render_summary(summarize(load_results(args.files)), args.format), args.output)
+    elif args.command == "crossover":
+        from .crossover import crossovers, render_crossovers
+        found = crossovers(load_results(args.files), args.threshold, args.ranks, args.mode)
+        _emit(render_crossovers(found, args.format), args.output)
+    elif args.command == "plot":
+        from .plots import write_plots
+        formats = tuple(f.strip().lower() for f in args.formats.split(",") if f.strip())
+        bad = [f for f in formats if f not in ("png", "svg", "pdf")]
+        if bad or not formats:
+            raise AnalysisError(f"unsupported image format(s) {', '.join(bad) or '(none)'}; use png, svg, pdf")
+        for path in write_plots(load_results(args.files), args.outdir, formats):
+            print(path)
+    elif args.command == "compare":
+        from .compare import compare, render_comparison
+        rule = Rule(args.threshold, args.alpha, args.max_cv, args.min_samples)
+        result = compare(load_results([args.base]), load_results([args.new]), rule)
+        _emit(render_comparison(result, "table", args.base, args.new), None)
+        if args.markdown:
+            _emit(render_comparison(result, "markdown", args.base, args.new), args.markdown)
+        return 1 if result.regressions else 0
+    elif args.command == "report":
+        from .report import build_report
+        _emit(build_report(load_results(args.files), args.threshold), args.output)
+        print(args.output)
+    elif args.command == "export":
+        from .export import to_gbench
+        _emit(json.dumps(to_gbench(load_results(args.files)), indent=2) + "\n", args.output)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status instead of raising."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors
+        return int(exc.code or 0)
+    try:
+        return run(args)
+    except AnalysisError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        sys.stderr.close()  # output piped into e.g. head: not an error
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the promise is: no traceback for users
+        if os.environ.get("MPSBENCH_ANALYZE_DEBUG"):
+            raise
+        print(f"{PROG}: error: internal error: {type(exc).__name__}: {exc} "
+              f"(set MPSBENCH_ANALYZE_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""Regression verdicts between a BASE and a NEW run.
+
+Results match on kernel, precision, size, ranks_per_gpu and mode; each
+matching pair gets a verdict from :mod:`verdict` on the repetitions of the
+primary aggregate throughput, and so does the MPS gain wherever both runs
+measured mps and timeslice.  A regression is: a SLOWER throughput, a
+SLOWER (smaller) MPS gain, a result that failed in NEW but not in BASE, or
+one verified in BASE and not in NEW.  Results in only one run are listed as
+added or removed, never as failures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .errors import AnalysisError
+from .loader import KEY, ResultSet
+from .summary import GROUP, gain_table, sort_rows
+from .tables import Column, render
+from .units import format_number, format_percent, format_si
+from .verdict import SLOWER, Rule, judge
+
+
+@dataclass
+class Comparison:
+    """Verdict tables of one BASE/NEW pair."""
+
+    results: pd.DataFrame  # one row per matching result
+    gains: pd.DataFrame  # one row per configuration with an MPS gain in both
+    added: pd.DataFrame  # KEY columns of results only in NEW
+    removed: pd.DataFrame  # KEY columns of results only in BASE
+    rule: Rule
+
+    @property
+    def regressions(self) -> int:
+        return int(self.results["regression"].sum() + self.gains["regression"].sum())
+
+
+def _verified_change(base_ok: bool, new_ok: bool) -> str:
+    return {(True, True): "yes", (True, False): "yes->NO", (False, True): "no->yes", (False, False): "no"}[
+        (base_ok, new_ok)]
+
+
+def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule) -> pd.DataFrame:
+    cols = KEY + ["throughput_samples", "primary_unit", "status", "verified"]
+    pairs = base[cols].merge(new[cols], on=KEY, suffixes=("_base", "_new"))
+    rows = []
+    for _, p in pairs.iterrows():
+        row = {k: p[k] for k in KEY}
+        row["unit"] = p["primary_unit_new"]
+        row["verified"] = _verified_change(bool(p["verified_base"]), bool(p["verified_new"]))
+        failed = p["status_new"] != "ok" or p["status_base"] != "ok"
+        if failed:
+            row.update(verdict="FAILED" if p["status_new"] != "ok" else "RECOVERED",
+                       base_median=math.nan, new_median=math.nan, change=math.nan, p_value=math.nan,
+                       reason=f"status {p['status_base']} -> {p['status_new']}")
+        else:
+            v = judge(p["throughput_samples_base"], p["throughput_samples_new"], rule)
+            row.update(verdict=v.verdict, base_median=v.base_median, new_median=v.new_median,
+                       change=v.change, p_value=v.p_value, reason=v.reason)
+        lost = row["verified"] == "yes->NO" or (p["status_new"] != "ok" and p["status_base"] == "ok")
+        row["regression"] = row["verdict"] == SLOWER or lost
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:
+    gb, gn = gain_table(base), gain_table(new)
+    pairs = gb.merge(gn, on=GROUP, suffixes=("_base", "_new"))
+    rows = []
+    for _, p in pairs.iterrows():
+        if not p["gain_samples_base"] or not p["gain_samples_new"]:
+            continue
+        v = judge(p["gain_samples_base"], p["gain_samples_new"], rule)
+        rows.append({**{k: p[k] for k in GROUP}, "verdict": v.verdict, "base_gain": p["gain_base"],
+                     "new_gain": p["gain_new"], "change": p["gain_new"] / p["gain_base"] - 1.0,
+                     "p_value": v.p_value, "reason": v.reason, "regression": v.verdict == SLOWER})
+    columns = GROUP + ["verdict", "base_gain", "new_gain", "change", "p_value", "reason", "regression"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule()) -> Comparison:
+    """Matches NEW against BASE; raises AnalysisError when nothing matches."""
+    b, n = base.results, new.results
+    keys_b = set(map(tuple, b[KEY].itertuples(index=False)))
+    keys_n = set(map(tuple, n[KEY].itertuples(index=False)))
+    if not keys_b & keys_n:
+        def what(df: pd.DataFrame) -> str:
+            return ", ".join(sorted({f"{k}/{p}" for k, p in zip(df["kernel"], df["precision"])}))
+        raise AnalysisError(
+            f"no result matches BASE on kernel, precision, size, ranks_per_gpu and mode "
+            f"(BASE has {what(b)} in modes {', '.join(sorted(set(b['mode_label'])))}; NEW has {what(n)} "
+            f"in modes {', '.join(sorted(set(n['mode_label'])))})", ", ".join(new.files))
+    results = sort_rows(_result_rows(b, n, rule), KEY, "mode_label")
+    added = pd.DataFrame(sorted(keys_n - keys_b), columns=KEY)
+    removed = pd.DataFrame(sorted(keys_b - keys_n), columns=KEY)
+    return Comparison(results, _gain_rows(base, new, rule), added, removed, rule)
+
+
+def _p(value: float, row: pd.Series) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.3g}"
+
+
+def _result_columns() -> list[Column]:
+    return [
+        Column("kernel", "kernel", left=True), Column("precision", "precision", left=True),
+        Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"), Column("mode_label", "mode", left=True),
+        Column("base_median", "base median", lambda v, r: format_si(v, r["unit"])),
+        Column("new_median", "new median", lambda v, r: format_si(v, r["unit"])),
+        Column("change", "change", lambda v, r: format_percent(v, signed=True)),
+        Column("p_value", "p", _p), Column("verdict", "verdict", left=True),
+        Column("verified", "verified", left=True), Column("reason", "why", left=True),
+    ]
+
+
+def _gain_columns() -> list[Column]:
+    return [
+        Column("kernel", "kernel", left=True), Column("precision", "precision", left=True),
+        Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"),
+        Column("base_gain", "base gain", lambda v, r: format_number(v, 3)),
+        Column("new_gain", "new gain", lambda v, r: format_number(v, 3)),
+        Column("change", "change", lambda v, r: format_percent(v, signed=True)),
+        Column("p_value", "p", _p), Column("verdict", "verdict", left=True), Column("reason", "why", left=True),
+    ]
+
+
+def headline(c: Comparison) -> str:
+    """One line: how many regressions, and the verdict counts."""
+    counts = c.results["verdict"].value_counts()
+    parts = [f"{counts[v]} {v}" for v in ("SLOWER", "FASTER", "NOISY", "SAME", "FAILED", "RECOVERED")
+             if v in counts]
+    lost = int((c.results["verified"] == "yes->NO").sum())
+    gain_slower = int((c.gains["verdict"] == SLOWER).sum()) if not c.gains.empty else 0
+    extra = [f"{lost} lost verification"] if lost else []
+    extra += [f"{gain_slower} smaller MPS gain"] if gain_slower else []
+    status = "REGRESSION" if c.regressions else "no regression"
+    return (f"{status}: {len(c.results)} matching results ({', '.join(parts)})"
+            + (f"; {', '.join(extra)}" if extra else "")
+            + f"; {len(c.added)} added, {len(c.removed)} removed")
+
+
+def _keys(df: pd.DataFrame) -> list[str]:
+    return [f"{r.kernel}/{r.precision}/{r.size}/ranks:{r.ranks_per_gpu}/mode:{r.mode_label}"
+            for r in df.itertuples(index=False)]
+
+
+def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str) -> str:
+    """Terminal text (fmt 'table') or a Markdown page for a CI job ('markdown')."""
+    rule = c.rule
+    md = fmt == "markdown"
+    out = []
+    if md:
+        out.append(f"## mpsbench compare\n\nBASE `{base_name}` vs NEW `{new_name}`\n\n**{headline(c)}**\n")
+        out.append(f"Rule: change beyond ±{rule.threshold:.0%} of the median, and non-overlapping ranges "
+                   f"or Mann-Whitney p < {rule.alpha:g} with cv <= {rule.max_cv:.0%}.\n")
+    else:
+        out.append(f"BASE {base_name}\nNEW  {new_name}\n{headline(c)}\n")
+    out.append(("### Throughput\n\n" if md else "throughput:\n") + render(c.results, _result_columns(), fmt))
+    if not c.gains.empty:
+        gains = sort_rows(c.gains, GROUP)
+        out.append(("### MPS gain over timeslice\n\n" if md else "MPS gain over timeslice:\n")
+                   + render(gains, _gain_columns(), fmt))
+    for title, df in (("added (only in NEW)", c.added), ("removed (only in BASE)", c.removed)):
+        if not df.empty:
+            items = _keys(df)
+            out.append((f"### {title.capitalize()}\n\n" + "".join(f"- `{k}`\n" for k in items)) if md
+                       else f"{title}:\n" + "".join(f"  {k}\n" for k in items))
+    return "\n".join(out)

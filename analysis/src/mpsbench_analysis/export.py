@@ -1,0 +1,85 @@
+"""Google Benchmark JSON, so tools built for it read suite results.
+
+Google Benchmark's tools/compare.py and github-action-benchmark read
+``benchmarks[]`` entries named ``family/args``; we mirror what
+``--benchmark_repetitions=N`` writes: one ``iteration`` entry per repetition
+followed by ``median``, ``mean`` and ``stddev`` aggregates.  real_time is the
+shared window of the repetition divided by its iterations (every active rank
+ran that many iterations inside the window), in ns.  There is no CPU time
+in mpsbench results; cpu_time repeats real_time so tools that default to it
+still compare the right quantity.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .loader import ResultSet, mode_sort_key
+from .stats import mean, median, stdev
+
+#: Counters per repetition: gbench counter name -> aggregate key in the results.
+_COUNTERS = {"flop_per_second": "flop_per_s", "bytes_per_second": "byte_per_s", "items_per_second": "item_per_s"}
+
+
+def benchmark_name(row: Any) -> str:
+    return f"{row['kernel']}/{row['precision']}/{row['size']}/ranks:{row['ranks_per_gpu']}/mode:{row['mode_label']}"
+
+
+def _context(rs: ResultSet) -> dict[str, Any]:
+    first = next(iter(rs.contexts.values()))
+    date = first["date_utc"]
+    return {
+        "date": date.replace("T", " ").replace("Z", "+00:00"),
+        "host_name": ",".join(first["hosts"]),
+        "executable": first["argv"][0] if first["argv"] else "mpsbench",
+        "num_cpus": 0,
+        "mhz_per_cpu": 0,
+        "cpu_scaling_enabled": False,
+        "caches": [],
+        "load_avg": [],
+        "library_build_type": "release",
+        "library_version": f"mpsbench {first['version']}",
+        "mpsbench": {name: {"git_commit": c["git_commit"], "git_dirty": c["git_dirty"], "date_utc": c["date_utc"],
+                            "gpus": sorted({g["name"] for g in c["gpus"]}), "device": c["device"]["used"]}
+                     for name, c in rs.contexts.items()},
+    }
+
+
+def _entries(row: Any, family: int) -> list[dict[str, Any]]:
+    name = benchmark_name(row)
+    n = len(row["window_s"])
+    iterations = int(row["iterations_per_repetition"])
+    times = [w / iterations * 1e9 for w in row["window_s"]]
+    counters = {c: [float(v) for v in row["aggregate"][key]["samples"]] for c, key in _COUNTERS.items()}
+    common = {"family_index": family, "per_family_instance_index": 0, "run_name": name, "repetitions": n,
+              "threads": int(row["active_ranks"]), "time_unit": "ns"}
+    out = []
+    for i in range(n):
+        entry = {"name": name, **common, "run_type": "iteration", "repetition_index": i,
+                 "iterations": iterations, "real_time": times[i], "cpu_time": times[i]}
+        entry.update({c: values[i] for c, values in counters.items() if i < len(values)})
+        if row["status"] != "ok":
+            entry["error_occurred"] = True
+            entry["error_message"] = str(row["error"] or "failed")
+        out.append(entry)
+    for agg, fn in (("median", median), ("mean", mean), ("stddev", stdev)):
+        t = fn(times)
+        entry = {"name": f"{name}_{agg}", **common, "run_type": "aggregate", "aggregate_name": agg,
+                 "aggregate_unit": "time", "iterations": n, "real_time": t, "cpu_time": t}
+        entry.update({c: fn(values) for c, values in counters.items() if values})
+        out.append(entry)
+    return out
+
+
+def to_gbench(rs: ResultSet) -> dict[str, Any]:
+    """The Google Benchmark document for every result of ``rs``."""
+    r = rs.results.copy()
+    r["_mode"] = r["mode_label"].map(mode_sort_key)
+    r = r.sort_values(["kernel", "precision", "size", "ranks_per_gpu", "_mode"], kind="stable")
+    benchmarks: list[dict[str, Any]] = []
+    for family, (_, row) in enumerate(r.iterrows()):
+        benchmarks += _entries(row, family)
+    return {"context": _context(rs), "benchmarks": benchmarks}
+
+
+__all__ = ["to_gbench", "benchmark_name"]

@@ -1,0 +1,193 @@
+"""Reads mpsbench results files into tidy DataFrames.
+
+One row per result in ``ResultSet.results`` and one row per rank and result
+in ``ResultSet.ranks``, so that every later step is a pandas group-by rather
+than a walk over nested JSON.  Files are validated against the JSON Schema
+shipped inside this package (a test keeps it byte-identical to the repo's
+``schema/`` file), and every problem is reported as an AnalysisError naming
+the file and the field, because a user with a broken file needs to know
+where to look, not a traceback (reading and validating one file: validate.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from .errors import AnalysisError
+from .stats import coefficient_of_variation
+from .validate import SCHEMA_NAME, SCHEMA_VERSION, load_document, schema
+
+__all__ = ["KEY", "MODE_ORDER", "ResultSet", "SCHEMA_NAME", "SCHEMA_VERSION", "load_document", "load_results",
+           "mode_label", "mode_sort_key", "result_rows", "schema"]
+
+#: What identifies one configuration; two results with the same key are the
+#: same measurement (compared across files, merged within a run).
+KEY = ["kernel", "precision", "size", "ranks_per_gpu", "mode_label"]
+
+#: Display order of sharing modes; unknown ones sort after these.
+MODE_ORDER = ["timeslice", "mps", "mps-qos", "streams", "mixed", "cpu"]
+
+# Result fields that are flattened into named columns below; any other scalar
+# field of a result (the schema may gain some) is copied through as is.
+_HANDLED = {
+    "kernel", "precision", "size", "ranks_per_gpu", "device", "mode", "status", "error",
+    "active_ranks", "devices", "iterations_per_repetition", "repetitions", "work_per_iteration",
+    "primary_metric", "primary_unit", "window_s", "aggregate", "aggregate_cv",
+    "speedup_vs_one_rank_per_gpu", "jain_fairness", "verified", "max_rel_error", "ranks",
+}
+
+
+@dataclass
+class ResultSet:
+    """Results of one or more files.
+
+    results: one row per result (see :func:`result_rows` for the columns).
+    ranks: one row per active rank of each result, keyed like ``results``
+        plus ``rank``; ``result_id`` links a rank row to its result row.
+    contexts: each file's ``context`` object, by file name, in load order.
+    """
+
+    results: pd.DataFrame
+    ranks: pd.DataFrame
+    contexts: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def files(self) -> list[str]:
+        return list(self.contexts)
+
+
+def mode_label(result: dict[str, Any]) -> str:
+    """The mode a result is grouped under.
+
+    ``mps-qos`` runs at different active-thread percentages are different
+    configurations, so the percentage (when the file has one) joins the
+    label; every other mode is its own label.
+    """
+    mode = str(result["mode"])
+    pct = result.get("mps_active_thread_percentage")
+    if mode == "mps-qos" and isinstance(pct, (int, float)) and not isinstance(pct, bool):
+        return f"mps-qos:{pct:g}%"
+    return mode
+
+
+def _number(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def result_rows(doc: dict[str, Any], name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Flattens one validated document into result rows and rank rows."""
+    rows, rank_rows = [], []
+    for index, r in enumerate(doc["results"]):
+        primary = r["aggregate"][r["primary_metric"]]
+        ok = r["status"] == "ok"
+        samples = tuple(float(v) for v in primary["samples"])
+        row: dict[str, Any] = {
+            "file": name, "index": index,
+            "kernel": r["kernel"], "precision": r["precision"], "size": int(r["size"]),
+            "ranks_per_gpu": int(r["ranks_per_gpu"]), "mode": r["mode"], "mode_label": mode_label(r),
+            "device": r["device"], "status": r["status"], "error": r["error"],
+            "verified": bool(r["verified"]) and ok,
+            "active_ranks": r["active_ranks"], "devices": r["devices"],
+            "iterations_per_repetition": r["iterations_per_repetition"], "repetitions": r["repetitions"],
+            "primary_metric": r["primary_metric"], "primary_unit": r["primary_unit"],
+            # A failed result has no meaningful throughput; NaN keeps it out of
+            # every ratio while the row still shows up (as failed) in tables.
+            "throughput": float(primary["median"]) if ok else math.nan,
+            "throughput_min": float(primary["min"]) if ok else math.nan,
+            "throughput_max": float(primary["max"]) if ok else math.nan,
+            "throughput_samples": samples if ok else (),
+            "throughput_cv": coefficient_of_variation(samples) if ok else math.nan,
+            "window_s": tuple(float(v) for v in r["window_s"]),
+            "aggregate_cv": float(r["aggregate_cv"]),
+            "speedup_vs_one_rank_per_gpu": _number(r["speedup_vs_one_rank_per_gpu"]),
+            "jain_fairness": float(r["jain_fairness"]),
+            "max_rel_error": _number(r["max_rel_error"]),
+            "work_flop": float(r["work_per_iteration"]["flop"]),
+            "work_byte": float(r["work_per_iteration"]["byte"]),
+            "work_items": float(r["work_per_iteration"]["items"]),
+            "item_unit": r["work_per_iteration"]["item_unit"],
+            "aggregate": r["aggregate"],
+            "mps_active_thread_percentage": _number(r.get("mps_active_thread_percentage")),
+        }
+        for key, value in r.items():
+            if key not in _HANDLED and key not in row and not isinstance(value, (dict, list)):
+                row[key] = value
+        rows.append(row)
+        for rr in r["ranks"]:
+            it = rr["iteration_time_s"]
+            gpu = rr["gpu_iteration_time_s"]
+            rank_rows.append({
+                "file": name, "index": index,
+                **{k: row[k] for k in ("kernel", "precision", "size", "ranks_per_gpu", "mode", "mode_label")},
+                "rank": rr["rank"], "host": rr["host"], "local_rank": rr["local_rank"],
+                "gpu_index": rr["gpu_index"], "gpu_uuid": rr["gpu_uuid"],
+                "mps_enabled": rr["mps_enabled"], "sm_count": rr["sm_count"],
+                "iteration_time_s": float(it["median"]),
+                "iteration_time_samples_s": tuple(float(v) for v in it["samples"]),
+                "gpu_iteration_time_s": math.nan if gpu is None else float(gpu["median"]),
+                "throughput_per_s": float(rr["throughput_per_s"]),
+                "verified": bool(rr["verification"]["ok"]),
+                "max_rel_error": _number(rr["verification"]["max_rel_error"]),
+            })
+    return rows, rank_rows
+
+
+def _check_duplicates(results: pd.DataFrame) -> None:
+    dup = results[results.duplicated(KEY, keep=False)]
+    if dup.empty:
+        return
+    first = dup.iloc[0]
+    same = dup[(dup[KEY] == first[KEY]).all(axis=1)]
+    later = same.iloc[1]
+    what = ", ".join(f"{k}={first[k]}" for k in KEY)
+    raise AnalysisError(
+        f"duplicate result ({what}); already in {first['file']} results[{first['index']}]",
+        later["file"], f"results[{later['index']}]")
+
+
+def mode_sort_key(label: str) -> tuple[int, float, str]:
+    """Orders mode labels timeslice, mps, mps-qos (by percentage), streams, mixed, cpu, others."""
+    base, _, pct = label.partition(":")
+    try:
+        number = float(pct.rstrip("%")) if pct else -1.0
+    except ValueError:
+        number = -1.0
+    return (MODE_ORDER.index(base) if base in MODE_ORDER else len(MODE_ORDER), number, label)
+
+
+def load_results(paths: Iterable[str | Path]) -> ResultSet:
+    """Loads and merges results files (e.g. one per mode) into one ResultSet.
+
+    Raises AnalysisError on the first bad file, on a file without results,
+    and on a configuration that appears twice, since silently picking one of
+    two measurements would make every number after it arbitrary.
+    """
+    rows: list[dict[str, Any]] = []
+    rank_rows: list[dict[str, Any]] = []
+    contexts: dict[str, dict[str, Any]] = {}
+    paths = list(paths)
+    if not paths:
+        raise AnalysisError("no results files given")
+    for path in paths:
+        name = str(path)
+        if name in contexts:
+            raise AnalysisError("file given twice", name)
+        doc = load_document(path)
+        if not doc["results"]:
+            raise AnalysisError("no results in the file (empty run)", name, "results")
+        r, rr = result_rows(doc, name)
+        rows += r
+        rank_rows += rr
+        contexts[name] = doc["context"]
+    results = pd.DataFrame(rows)
+    _check_duplicates(results)
+    results["result_id"] = range(len(results))
+    ranks = pd.DataFrame(rank_rows)
+    ids = results.set_index(["file", "index"])["result_id"]
+    ranks["result_id"] = [ids[(f, i)] for f, i in zip(ranks["file"], ranks["index"])]
+    return ResultSet(results=results, ranks=ranks, contexts=contexts)

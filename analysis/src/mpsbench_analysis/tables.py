@@ -1,0 +1,102 @@
+"""One table description, four renderings (terminal, CSV, Markdown, HTML).
+
+Each analysis builds a DataFrame of raw numbers and a list of Columns that
+say how a person should see them.  CSV keeps the raw numbers and field-like
+names (for spreadsheets and scripts); the other formats show the formatted
+text, so that the terminal, a CI page and the HTML report agree.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pandas as pd
+
+FORMATS = ("table", "csv", "markdown")
+
+
+def _plain(value: Any, row: pd.Series) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+@dataclass
+class Column:
+    """key: DataFrame column; header: what people read; fmt: value, row -> text."""
+
+    key: str
+    header: str
+    fmt: Callable[[Any, pd.Series], str] = _plain
+    left: bool = False
+
+
+def _cells(df: pd.DataFrame, columns: list[Column]) -> list[list[str]]:
+    return [[c.fmt(row[c.key], row) for c in columns] for _, row in df.iterrows()]
+
+
+def render_text(df: pd.DataFrame, columns: list[Column], group_by: list[str] | None = None) -> str:
+    """Aligned columns; a blank line between groups of ``group_by`` values."""
+    cells = _cells(df, columns)
+    headers = [c.header for c in columns]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+
+    def line(values: list[str]) -> str:
+        return "  ".join(v.ljust(w) if c.left else v.rjust(w)
+                         for v, w, c in zip(values, widths, columns)).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    previous = None
+    for (_, row), values in zip(df.iterrows(), cells):
+        group = tuple(row[g] for g in group_by) if group_by else None
+        if previous is not None and group != previous:
+            out.append("")
+        previous = group
+        out.append(line(values))
+    return "\n".join(out) + "\n"
+
+
+def render_markdown(df: pd.DataFrame, columns: list[Column]) -> str:
+    """GitHub-flavoured pipe table."""
+    def esc(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    out = ["| " + " | ".join(esc(c.header) for c in columns) + " |",
+           "|" + "|".join(":---" if c.left else "---:" for c in columns) + "|"]
+    out += ["| " + " | ".join(esc(v) for v in row) + " |" for row in _cells(df, columns)]
+    return "\n".join(out) + "\n"
+
+
+def render_csv(df: pd.DataFrame, columns: list[Column]) -> str:
+    """Raw values under their column keys (a unit column says what numbers mean)."""
+    buffer = io.StringIO()
+    df[[c.key for c in columns]].to_csv(buffer, index=False, lineterminator="\n")
+    return buffer.getvalue()
+
+
+def render_html(df: pd.DataFrame, columns: list[Column]) -> str:
+    """A plain <table> for the report (styled by the report's CSS)."""
+    head = "".join(f"<th>{html.escape(c.header)}</th>" for c in columns)
+    body = []
+    for values in _cells(df, columns):
+        tds = "".join(f'<td class="{"l" if c.left else "r"}">{html.escape(v)}</td>'
+                      for v, c in zip(values, columns))
+        body.append(f"<tr>{tds}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def render(df: pd.DataFrame, columns: list[Column], fmt: str, group_by: list[str] | None = None) -> str:
+    """Dispatches on ``fmt`` (one of FORMATS)."""
+    if fmt == "csv":
+        return render_csv(df, columns)
+    if fmt == "markdown":
+        return render_markdown(df, columns)
+    if fmt == "table":
+        return render_text(df, columns, group_by)
+    raise ValueError(f"unknown format {fmt!r}")

@@ -1,0 +1,62 @@
+"""SI-prefixed numbers for people: 1.234e13 FLOP/s reads as 12.34 TFLOP/s.
+
+Files keep base units (FLOP/s, seconds); scaling happens only on display,
+and one axis or table column uses one prefix so values compare at a glance.
+"""
+
+from __future__ import annotations
+
+import math
+
+_PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+_TIME = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+
+
+def prefix_for(value: float) -> tuple[float, str]:
+    """(factor, prefix) so that value / factor lies in [1, 1000) where possible."""
+    if not math.isfinite(value) or value == 0:
+        return 1.0, ""
+    magnitude = abs(value)
+    for factor, prefix in _PREFIXES:
+        if magnitude >= factor:
+            return factor, prefix
+    return 1.0, ""
+
+
+def prefixed_unit(prefix: str, unit: str) -> str:
+    """'G' + 'FLOP/s' -> 'GFLOP/s'; 'G' + 'pairs/s' -> 'G pairs/s' (lowercase words stay readable)."""
+    if not prefix:
+        return unit
+    return f"{prefix}{unit}" if unit[:1].isupper() else f"{prefix} {unit}"
+
+
+def format_si(value: float, unit: str, decimals: int = 2) -> str:
+    """'12.34 TFLOP/s'; '-' for a missing value."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    factor, prefix = prefix_for(value)
+    return f"{value / factor:.{decimals}f} {prefixed_unit(prefix, unit)}"
+
+
+def time_scale(seconds: float) -> tuple[float, str]:
+    """(factor, unit) for showing a duration in s, ms, µs or ns."""
+    if not math.isfinite(seconds) or seconds <= 0:
+        return 1.0, "s"
+    for factor, unit in _TIME:
+        if seconds >= factor:
+            return factor, unit
+    return 1e-9, "ns"
+
+
+def format_number(value: float, digits: int = 3) -> str:
+    """Fixed decimals with '-' for missing values (NaN, None)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def format_percent(value: float, digits: int = 1, signed: bool = False) -> str:
+    """0.123 -> '12.3%' ('+12.3%' when signed); '-' when missing."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value * 100:{'+' if signed else ''}.{digits}f}%"

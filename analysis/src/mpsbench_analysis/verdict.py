@@ -1,0 +1,77 @@
+"""The noise-aware FASTER / SLOWER / SAME / NOISY rule.
+
+Higher is better (throughput, MPS gain).  With change = median(new) /
+median(base) - 1:
+  SAME    |change| <= threshold.
+  FASTER / SLOWER (by the sign of change) when |change| > threshold and
+          either the min..max ranges of the two samples do not overlap
+          (both with at least ``min_samples`` values), or the two-sided
+          Mann-Whitney p < alpha while neither sample's CV exceeds max_cv.
+  NOISY   |change| > threshold without that evidence: the medians moved, but
+          the repetitions cannot tell a change from noise.
+A change inside the threshold is SAME even when significant: the threshold
+is the smallest change worth a person's attention.  Disjoint ranges win
+over a high CV because then every repetition of one side beat every
+repetition of the other.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from .stats import coefficient_of_variation, mann_whitney_u, median
+
+FASTER, SLOWER, SAME, NOISY = "FASTER", "SLOWER", "SAME", "NOISY"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Parameters of the rule (the CLI's --threshold, --alpha, --max-cv, --min-samples)."""
+
+    threshold: float = 0.05
+    alpha: float = 0.05
+    max_cv: float = 0.10
+    min_samples: int = 3
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    base_median: float
+    new_median: float
+    change: float
+    p_value: float
+    base_cv: float
+    new_cv: float
+    disjoint: bool
+    reason: str
+
+
+def judge(base: Sequence[float], new: Sequence[float], rule: Rule = Rule()) -> Verdict:
+    """Applies the rule to two samples of a higher-is-better quantity."""
+    if not base or not new:
+        raise ValueError("judge needs samples on both sides")
+    mb, mn = median(base), median(new)
+    change = mn / mb - 1.0 if mb > 0 else (math.inf if mn > 0 else 0.0)
+    _, p = mann_whitney_u(new, base)
+    cvb, cvn = coefficient_of_variation(base), coefficient_of_variation(new)
+    enough = min(len(base), len(new)) >= rule.min_samples
+    disjoint = enough and (max(new) < min(base) or min(new) > max(base))
+
+    def make(verdict: str, reason: str) -> Verdict:
+        return Verdict(verdict, mb, mn, change, p, cvb, cvn, disjoint, reason)
+
+    if abs(change) <= rule.threshold:
+        return make(SAME, f"|change| <= {rule.threshold:.0%}")
+    direction = FASTER if change > 0 else SLOWER
+    if disjoint:
+        return make(direction, "ranges do not overlap")
+    if p < rule.alpha:
+        if max(cvb, cvn) <= rule.max_cv:
+            return make(direction, f"p = {p:.3g} < {rule.alpha:g}")
+        return make(NOISY, f"p = {p:.3g} but cv {max(cvb, cvn):.0%} > {rule.max_cv:.0%}")
+    if not enough:
+        return make(NOISY, f"fewer than {rule.min_samples} repetitions and p = {p:.3g}")
+    return make(NOISY, f"not significant (p = {p:.3g} >= {rule.alpha:g})")

@@ -1,0 +1,224 @@
+"""The command line: exit codes, one-line errors, every subcommand end to end."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+import builder
+from conftest import DATA_FILES
+from mpsbench_analysis.cli import main
+
+T = 1e12
+ERROR_LINE = re.compile(r"^mpsbench-analyze: error: \S.*: .+$")
+
+
+def _doc(*results: dict) -> dict:
+    return builder.document(list(results))
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_console_script_is_declared() -> None:
+    scripts = {e.name: e.value for e in metadata.entry_points(group="console_scripts")}
+    assert scripts.get("mpsbench-analyze") == "mpsbench_analysis.cli:main"
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["--help"], capsys)
+    assert code == 0
+    for command in ("summary", "plot", "crossover", "compare", "report", "export"):
+        assert command in out
+
+
+# ---- compare exit codes -------------------------------------------------------------------
+
+def _compare(tmp_path: Path, base: list[dict], new: list[dict], capsys, *extra: str) -> tuple[int, str, str]:
+    b = builder.write(tmp_path / "base.json", builder.document(base))
+    n = builder.write(tmp_path / "new.json", builder.document(new))
+    return _run(["compare", str(b), str(n), *extra], capsys)
+
+
+def test_compare_same_file_exits_0(sweep_file: Path, capsys) -> None:
+    code, out, _ = _run(["compare", str(sweep_file), str(sweep_file)], capsys)
+    assert code == 0 and "no regression" in out
+
+
+def test_compare_slower_exits_1(tmp_path: Path, capsys) -> None:
+    code, out, _ = _compare(tmp_path, [builder.result(builder.flat(10 * T))],
+                            [builder.result(builder.flat(9 * T))], capsys)
+    assert code == 1 and "SLOWER" in out and out.splitlines()[2].startswith("REGRESSION")
+
+
+def test_compare_threshold_option(tmp_path: Path, capsys) -> None:
+    # the same -10 % is SAME under a 15 % threshold
+    code, out, _ = _compare(tmp_path, [builder.result(builder.flat(10 * T))],
+                            [builder.result(builder.flat(9 * T))], capsys, "--threshold", "15%")
+    assert code == 0 and "SAME" in out
+
+
+def test_compare_lost_verification_exits_1(tmp_path: Path, capsys) -> None:
+    code, out, _ = _compare(tmp_path, [builder.result(builder.flat(10 * T))],
+                            [builder.result(builder.flat(10 * T), verified=False)], capsys)
+    assert code == 1 and "yes->NO" in out
+
+
+def test_compare_smaller_mps_gain_exits_1(tmp_path: Path, capsys) -> None:
+    base = [builder.result(builder.flat(10 * T), ranks_per_gpu=2, mode="timeslice"),
+            builder.result(builder.flat(15 * T), ranks_per_gpu=2, mode="mps")]
+    new = [builder.result(builder.flat(12.5 * T), ranks_per_gpu=2, mode="timeslice"),
+           builder.result(builder.flat(15 * T), ranks_per_gpu=2, mode="mps")]
+    code, out, _ = _compare(tmp_path, base, new, capsys)
+    assert code == 1 and "1 smaller MPS gain" in out
+
+
+def test_compare_faster_noisy_added_removed_exit_0(tmp_path: Path, capsys) -> None:
+    base = [builder.result(builder.flat(10 * T), size=1), builder.result([8 * T, 9 * T, 10 * T, 11 * T, 12 * T], size=2),
+            builder.result(builder.flat(10 * T), size=3)]
+    new = [builder.result(builder.flat(11 * T), size=1),
+           builder.result([7.5 * T, 8.5 * T, 9.05 * T, 10.5 * T, 11.5 * T], size=2),
+           builder.result(builder.flat(10 * T), size=4)]
+    md = tmp_path / "compare.md"
+    code, out, _ = _compare(tmp_path, base, new, capsys, "--markdown", str(md))
+    assert code == 0
+    assert "1 FASTER, 1 NOISY" in out and "1 added, 1 removed" in out
+    page = md.read_text()
+    assert page.startswith("## mpsbench compare") and "| NOISY |" in page
+
+
+def test_compare_without_overlap_exits_2(tmp_path: Path, capsys) -> None:
+    code, out, err = _compare(tmp_path, [builder.result([T], kernel="matmul")],
+                              [builder.result([T], kernel="nbody")], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"mpsbench-analyze: error: {tmp_path / 'new.json'}: no result matches BASE")
+    assert "BASE has matmul/fp32" in err and "NEW has nbody/fp32" in err
+
+
+# ---- bad input: one line, exit 2, never a traceback --------------------------------------
+
+def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    good = _doc(builder.result([T, T]))
+    wrong_version = dict(good, schema_version=7)
+    missing = json.loads(json.dumps(good))
+    del missing["results"][0]["primary_metric"]
+    text = json.dumps(good, indent=1)
+    return {
+        "malformed": (builder.write(tmp_path / "malformed.json", text.replace(":", "=", 1)), "not valid JSON"),
+        "empty": (builder.write(tmp_path / "empty.json", ""), "file is empty"),
+        "truncated": (builder.write(tmp_path / "truncated.json", text[: len(text) // 2]), "truncated JSON"),
+        "version": (builder.write(tmp_path / "version.json", wrong_version),
+                    "field schema_version: version 7 is not supported"),
+        "missing": (builder.write(tmp_path / "missing.json", missing),
+                    "field results[0].primary_metric: required field is missing"),
+        "absent": (tmp_path / "absent.json", "cannot read file"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["malformed", "empty", "truncated", "version", "missing", "absent"])
+@pytest.mark.parametrize("command", ["summary", "crossover", "plot", "report", "export", "compare-base", "compare-new"])
+def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys, kind: str, command: str) -> None:
+    bad, words = _bad_files(tmp_path)[kind]
+    good = builder.write(tmp_path / "good.json", _doc(builder.result([T, T])))
+    argv = {"compare-base": ["compare", str(bad), str(good)], "compare-new": ["compare", str(good), str(bad)],
+            "plot": ["plot", str(bad), "--outdir", str(tmp_path / "p")],
+            "report": ["report", str(bad), "-o", str(tmp_path / "r.html")]}.get(command, [command, str(bad)])
+    code, _, err = _run(argv, capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and ERROR_LINE.match(lines[0]), err
+    assert lines[0].startswith(f"mpsbench-analyze: error: {bad}: ") and words in lines[0]
+
+
+def test_subprocess_error_has_no_traceback(tmp_path: Path) -> None:
+    bad = builder.write(tmp_path / "t.json", '{"schema": "mpsbench-results", "schema_version": 1, "res')
+    proc = subprocess.run([sys.executable, "-m", "mpsbench_analysis", "summary", str(bad)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"mpsbench-analyze: error: {bad}: truncated JSON")
+    assert "Traceback" not in proc.stderr
+
+
+def test_unexpected_exception_is_caught(sweep_file: Path, capsys, monkeypatch) -> None:
+    import mpsbench_analysis.summary as summary
+
+    def boom(*_args):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(summary, "summarize", boom)
+    code, _, err = _run(["summary", str(sweep_file)], capsys)
+    assert code == 2 and "internal error: RuntimeError: kaboom" in err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["compare", "a", "b", "--threshold", "5"], "ambiguous: write 5% or 0.05"),
+    (["summary", "x.json", "--format", "xml"], "invalid choice"),
+    (["crossover", "x.json", "--threshold", "-1"], "must be positive"),
+    ([], "required"),
+])
+def test_usage_errors_exit_2(capsys, argv: list[str], words: str) -> None:
+    code, _, err = _run(argv, capsys)
+    assert code == 2 and words in err
+
+
+def test_unwritable_output_and_bad_image_format(sweep_file: Path, tmp_path: Path, capsys) -> None:
+    target = tmp_path / "no" / "such" / "dir" / "s.csv"
+    code, _, err = _run(["summary", str(sweep_file), "--output", str(target)], capsys)
+    assert code == 2 and err.startswith(f"mpsbench-analyze: error: {target}: cannot write")
+    code, _, err = _run(["plot", str(sweep_file), "--formats", "bmp", "--outdir", str(tmp_path)], capsys)
+    assert code == 2 and "unsupported image format(s) bmp" in err
+
+
+# ---- every subcommand end to end ---------------------------------------------------------
+
+def test_cli_summary_to_file(sweep_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.md"
+    assert main(["summary", str(sweep_file), "--format", "markdown", "--output", str(out)]) == 0
+    assert "| matmul | fp32 | 256 | 4 | mps | 4.80 TFLOP/s |" in out.read_text()
+
+
+def test_cli_crossover(sweep_file: Path, capsys) -> None:
+    code, out, _ = _run(["crossover", str(sweep_file), "--threshold", "1.25"], capsys)
+    assert code == 0 and "stops paying off at size 1024" in out
+
+
+def test_cli_crossover_without_mps_data(tmp_path: Path, capsys) -> None:
+    path = builder.write(tmp_path / "ts.json", _doc(builder.result([T])))
+    code, _, err = _run(["crossover", str(path)], capsys)
+    assert code == 2
+    assert err.startswith(f"mpsbench-analyze: error: {path}: no configuration was measured in both mode mps")
+
+
+def test_cli_merges_one_file_per_mode(tmp_path: Path, capsys) -> None:
+    ts = builder.write(tmp_path / "ts.json", _doc(builder.result(builder.flat(2 * T), ranks_per_gpu=4)))
+    mps = builder.write(tmp_path / "mps.json", _doc(builder.result(builder.flat(3 * T), ranks_per_gpu=4, mode="mps")))
+    code, out, _ = _run(["crossover", str(ts), str(mps)], capsys)
+    assert code == 0 and "1.500" in out  # gain 3 / 2 from two files
+
+
+def test_cli_plot_report_export(sweep_file: Path, tmp_path: Path, capsys) -> None:
+    code, out, _ = _run(["plot", str(sweep_file), "--outdir", str(tmp_path / "plots"), "--formats", "png"], capsys)
+    assert code == 0 and len(out.splitlines()) == 6
+    html = tmp_path / "r.html"
+    code, out, _ = _run(["report", str(sweep_file), "-o", str(html)], capsys)
+    assert code == 0 and out.strip() == str(html) and html.read_text().startswith("<!DOCTYPE html>")
+    code, out, _ = _run(["export", "--format", "gbench", str(sweep_file)], capsys)
+    assert code == 0 and json.loads(out)["benchmarks"][0]["run_type"] == "iteration"
+
+
+@pytest.mark.parametrize("path", DATA_FILES, ids=[p.name for p in DATA_FILES])
+@pytest.mark.parametrize("fmt", ["table", "csv", "markdown"])
+def test_real_files_through_the_cli(path: Path, fmt: str, capsys) -> None:
+    code, out, _ = _run(["summary", str(path), "--format", fmt], capsys)
+    assert code == 0 and "matmul" in out
+    code, out, _ = _run(["compare", str(path), str(path)], capsys)
+    assert code == 0 and "no regression" in out

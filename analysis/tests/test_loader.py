@@ -1,0 +1,165 @@
+"""Loading, validation and the schema copy shipped in the package."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import builder
+from conftest import DATA_FILES, sweep_results
+from mpsbench_analysis import AnalysisError, load_results
+from mpsbench_analysis.loader import schema
+
+REPO_SCHEMA = Path(__file__).resolve().parents[2] / "schema" / "mpsbench-results.schema.json"
+PACKAGE_SCHEMA = (Path(__file__).resolve().parents[1] / "src" / "mpsbench_analysis" / "schema"
+                  / "mpsbench-results.schema.json")
+
+
+def test_package_schema_is_byte_identical_to_repo_schema() -> None:
+    assert REPO_SCHEMA.is_file(), f"run the tests from a checkout: {REPO_SCHEMA} missing"
+    assert PACKAGE_SCHEMA.read_bytes() == REPO_SCHEMA.read_bytes(), \
+        "copy schema/mpsbench-results.schema.json to analysis/src/mpsbench_analysis/schema/"
+
+
+def test_installed_package_carries_the_schema() -> None:
+    assert schema() == json.loads(REPO_SCHEMA.read_text())
+
+
+def test_builder_documents_are_schema_valid() -> None:
+    doc = builder.document(sweep_results())
+    jsonschema.Draft7Validator(schema()).validate(doc)
+    failed = builder.document([builder.result([1.0, 2.0], status="failed", verified=False)], device="cpu")
+    jsonschema.Draft7Validator(schema()).validate(failed)
+
+
+@pytest.mark.parametrize("path", DATA_FILES, ids=[p.name for p in DATA_FILES])
+def test_real_files_load(path: Path) -> None:
+    rs = load_results([path])
+    doc = json.loads(path.read_text())
+    assert len(rs.results) == len(doc["results"])
+    assert len(rs.ranks) == sum(len(r["ranks"]) for r in doc["results"])
+    first = doc["results"][0]
+    assert rs.results.loc[0, "throughput"] == first["aggregate"][first["primary_metric"]]["median"]
+
+
+def test_one_row_per_result_and_per_rank(sweep_file: Path) -> None:
+    rs = load_results([sweep_file])
+    # matmul: 3 sizes x 2 modes x 3 rank counts; nbody: 2 x 2 x 2; mps-qos: 2
+    assert len(rs.results) == 18 + 8 + 2
+    # ranks: matmul 3 x 2 x (1+2+4) = 42, nbody 2 x 2 x (1+4) = 20, mps-qos 2 x 2 = 4
+    assert len(rs.ranks) == 66
+    row = rs.results[(rs.results["size"] == 256) & (rs.results["ranks_per_gpu"] == 4)
+                     & (rs.results["mode"] == "mps")].iloc[0]
+    assert row["throughput"] == 4.8e12
+    assert row["throughput_samples"][2] == 4.8e12
+    ranks = rs.ranks[rs.ranks["result_id"] == row["result_id"]]
+    assert list(ranks["rank"]) == [0, 1, 2, 3]
+    # window = 10 iterations x 4 ranks x 2e9 FLOP / 4.8e12 FLOP/s; per iteration / 10
+    assert ranks.iloc[0]["iteration_time_s"] == pytest.approx(4 * 2e9 / 4.8e12)
+
+
+def test_extra_fields_and_qos_percentages_are_kept(sweep_file: Path) -> None:
+    r = load_results([sweep_file]).results
+    labels = set(r["mode_label"])
+    assert {"timeslice", "mps", "mps-qos:50%", "mps-qos:25%"} <= labels
+    qos = r[r["mode_label"] == "mps-qos:50%"].iloc[0]
+    assert qos["mps_active_thread_percentage"] == 50
+    assert qos["future_field"] == "ignored"
+    assert math.isnan(r[r["mode"] == "mps"].iloc[0]["mps_active_thread_percentage"])
+
+
+def test_unknown_fields_anywhere_are_tolerated(tmp_path: Path) -> None:
+    # the schema closes some objects (additionalProperties: false); a newer writer may add
+    # optional fields there without a version bump, and this reader must still load the file
+    doc = builder.document([builder.result([1e12, 1.2e12])])
+    doc["sweep"] = {"modes": ["timeslice", "mps"]}
+    doc["results"][0]["aggregate"]["flop_per_s"]["p90"] = 1.1e12
+    doc["results"][0]["ranks"][0]["verification"]["method"] = "sampled"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft7Validator(schema()).validate(doc)  # the strict schema refuses it ...
+    row = load_results([builder.write(tmp_path / "new.json", doc)]).results.iloc[0]  # ... we do not
+    assert row["throughput"] == 1.1e12
+
+
+def test_several_files_merge(tmp_path: Path) -> None:
+    ts = builder.write(tmp_path / "ts.json", builder.document([builder.result([1e12], mode="timeslice")]))
+    mps = builder.write(tmp_path / "mps.json", builder.document([builder.result([2e12], mode="mps")]))
+    rs = load_results([ts, mps])
+    assert sorted(rs.results["mode"]) == ["mps", "timeslice"]
+    assert rs.files == [str(ts), str(mps)]
+
+
+def test_duplicate_configuration_names_both_files(tmp_path: Path) -> None:
+    a = builder.write(tmp_path / "a.json", builder.document([builder.result([1e12])]))
+    b = builder.write(tmp_path / "b.json", builder.document([builder.result([2e12])]))
+    with pytest.raises(AnalysisError) as err:
+        load_results([a, b])
+    assert str(err.value).startswith(f"{b}: field results[0]: duplicate result")
+    assert str(a) in str(err.value)
+
+
+def test_failed_result_has_no_throughput(tmp_path: Path) -> None:
+    path = builder.write(tmp_path / "f.json", builder.document(
+        [builder.result([1e12, 1e12], status="failed", verified=True)]))
+    row = load_results([path]).results.iloc[0]
+    assert math.isnan(row["throughput"]) and not row["verified"]
+
+
+def test_incomplete_run_warns_but_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = builder.write(tmp_path / "p.json", builder.document([builder.result([1e12])], complete=False))
+    assert len(load_results([path]).results) == 1
+    assert "incomplete" in capsys.readouterr().err
+
+
+def _broken(tmp_path: Path, name: str, mutate) -> Path:
+    doc = builder.document([builder.result([1e12, 1.1e12])])
+    mutate(doc)
+    return builder.write(tmp_path / name, doc)
+
+
+@pytest.mark.parametrize("mutate, field, words", [
+    (lambda d: d["results"][0].pop("kernel"), "results[0].kernel", "required field is missing"),
+    (lambda d: d.update(schema_version=2), "schema_version", "version 2 is not supported"),
+    (lambda d: d.update(schema="other"), "schema", "expected 'mpsbench-results'"),
+    (lambda d: d["results"][0].update(size="big"), "results[0].size", "expected integer"),
+    (lambda d: d["results"][0]["aggregate"]["flop_per_s"].update(median=-1),
+     "results[0].aggregate.flop_per_s.median", "minimum"),
+    (lambda d: d["context"].pop("hosts"), "context.hosts", "required field is missing"),
+    (lambda d: d["results"][0].update(mode="shared"), "results[0].mode", "'shared' is not one of"),
+])
+def test_schema_errors_name_file_and_field(tmp_path: Path, mutate, field: str, words: str) -> None:
+    path = _broken(tmp_path, "bad.json", mutate)
+    with pytest.raises(AnalysisError) as err:
+        load_results([path])
+    message = str(err.value)
+    assert message.startswith(f"{path}: field {field}: "), message
+    assert words in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", "file is empty"),
+    ("   \n", "file is empty"),
+    ('{"schema": "mpsbench-results", "results": [', "truncated JSON"),
+    ("not json at all", "not valid JSON"),
+    ("[1, 2]", "expected a JSON object"),
+    ('{"results": []}', "field schema: required field is missing"),
+])
+def test_unreadable_files(tmp_path: Path, text: str, words: str) -> None:
+    path = builder.write(tmp_path / "x.json", text)
+    with pytest.raises(AnalysisError) as err:
+        load_results([path])
+    assert str(err.value).startswith(f"{path}: ")
+    assert words in str(err.value)
+
+
+def test_empty_results_and_missing_file(tmp_path: Path) -> None:
+    empty = builder.write(tmp_path / "e.json", builder.document([]))
+    with pytest.raises(AnalysisError, match="field results: no results"):
+        load_results([empty])
+    with pytest.raises(AnalysisError, match="cannot read file"):
+        load_results([tmp_path / "missing.json"])
