@@ -73,7 +73,9 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, Shari
   r.byte_per_s = aggregate_rate(iterations_done * r.work.bytes, r.window_s);
   r.item_per_s = aggregate_rate(iterations_done * r.work.items, r.window_s);
   r.cv = stats::coefficient_of_variation(r.primary_summary().samples);
-  if (one_rank_throughput && *one_rank_throughput > 0) {
+  if (r.config.ranks_per_gpu == 1) {
+    r.speedup = 1.0;  // its own baseline
+  } else if (one_rank_throughput && *one_rank_throughput > 0) {
     r.speedup = r.primary_summary().median / *one_rank_throughput;
   }
 

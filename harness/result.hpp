@@ -55,7 +55,7 @@ struct Result {
   std::vector<double> window_s;  // max(end) - min(start) per repetition
   Summary flop_per_s, byte_per_s, item_per_s;  // aggregate over active ranks
   double cv = 0;                               // of the aggregate primary throughput
-  std::optional<double> speedup;               // over one active rank per GPU
+  std::optional<double> speedup;  // over one active rank per GPU, same mode; 1 at one rank; none without that run
   double jain_fairness = 1;
   bool verified = false;
   std::optional<double> max_rel_error;          // absent when some rank saw a non-finite error

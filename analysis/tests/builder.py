@@ -27,6 +27,7 @@ def context(world_size: int = 4, device: str = "gpu") -> dict[str, Any]:
         "git_dirty": False, "date_utc": "2026-11-21T12:00:00Z",
         "argv": ["mpsbench", "--size", "256,1024"], "hosts": ["node1"],
         "mpi": {"library_version": "Open MPI v4.1.4", "world_size": world_size},
+        "mode_requested": "auto",
         "device": {"requested": device, "used": device, "note": "", "devices": 1, "max_ranks_per_device": world_size},
         "cuda": {"driver_version": "13.0" if gpu else "none", "runtime_version": "13.0", "cublas_version": 130100},
         "settings": {"min_time_s": 0.5, "repetitions": 5, "seed": 1},
@@ -35,7 +36,9 @@ def context(world_size: int = 4, device: str = "gpu") -> dict[str, Any]:
         if gpu else [],
         "ranks": [{"rank": i, "host": "node1", "local_rank": i, "device_slot": i, "gpu_index": 0 if gpu else -1,
                    "gpu_uuid": "GPU-1234" if gpu else "", "mps_enabled": False if gpu else None,
-                   "sm_count": 132 if gpu else None, "memory_free_bytes": 80000000000 if gpu else None}
+                   "sm_count": 132 if gpu else None, "memory_free_bytes": 80000000000 if gpu else None,
+                   "mps_active_thread_percentage": None,
+                   "context_memory_bytes": (600 << 20) if gpu and i > 0 else None}
                   for i in range(world_size)],
     }
 
@@ -58,9 +61,10 @@ def result(samples: Sequence[float], kernel: str = "matmul", precision: str = "f
                     "checked_values": 1024, "detail": "" if verified else "mismatch"}
     out = {
         "kernel": kernel, "precision": precision, "size": size, "ranks_per_gpu": ranks,
-        "device": "gpu" if gpu else "cpu", "mode": mode, "status": status,
+        "device": "gpu" if gpu else "cpu", "mode": mode, "mps_active_thread_percentage": None, "status": status,
         "error": None if status == "ok" else "kernel launch failed",
-        "active_ranks": ranks, "devices": 1, "iterations_per_repetition": ITERATIONS,
+        "active_ranks": ranks, "devices": 1, "instances_per_rank": ranks if mode == "streams" else 1,
+        "iterations_per_repetition": ITERATIONS,
         "repetitions": len(samples),
         "work_per_iteration": {"flop": FLOP_PER_ITERATION, "byte": BYTE_PER_ITERATION, "items": 0.0, "item_unit": ""},
         "primary_metric": "flop_per_s", "primary_unit": "FLOP/s", "window_s": windows,
@@ -69,7 +73,8 @@ def result(samples: Sequence[float], kernel: str = "matmul", precision: str = "f
         "aggregate_cv": statistics.stdev(samples) / statistics.mean(samples) if len(samples) > 1 else 0.0,
         "speedup_vs_one_rank_per_gpu": speedup, "jain_fairness": fairness, "verified": verified,
         "max_rel_error": 1e-7 if verified else 0.5,
-        "ranks": [{"rank": i, "host": "node1", "local_rank": i, "gpu_index": 0 if gpu else -1,
+        "ranks": [{"rank": 0 if mode == "streams" else i, "instance": i if mode == "streams" else 0,
+                   "host": "node1", "local_rank": i, "gpu_index": 0 if gpu else -1,
                    "gpu_uuid": "GPU-1234" if gpu else "", "mps_enabled": mode.startswith("mps") if gpu else None,
                    "sm_count": 132 if gpu else None,
                    "iteration_time_s": _summary([t * (1 + 0.01 * i) for t in per_iteration]),

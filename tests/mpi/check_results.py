@@ -83,7 +83,7 @@ def main():
         if not primary["median"] > 0:
             fail(f"{key}: no throughput")
         speedup = r["speedup_vs_one_rank_per_gpu"]
-        if (k == 1) != (speedup is None):
+        if speedup is None or (k == 1 and speedup != 1.0):
             fail(f"{key}: speedup {speedup} for {k} ranks per device")
         if not 1.0 / k - 1e-9 <= r["jain_fairness"] <= 1.0 + 1e-9:
             fail(f"{key}: Jain index {r['jain_fairness']} outside [1/{k}, 1]")
