@@ -2,9 +2,12 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "nbody_cpu.hpp"
+#include "nbody_launch.hpp"
+#include "registry.hpp"
 
 namespace mpsb::nbody {
 namespace {
@@ -168,6 +171,160 @@ TEST(Verify, Fp64ToleranceRejectsFloatArithmetic) {
   const Verification v = verify_step(d.view(), 1);
   EXPECT_FALSE(v.ok);
   EXPECT_GT(v.max_rel_error, v.tolerance);
+}
+
+TEST(CpuWorkload, RunsAndVerifiesThroughTheRegistryAtBothPrecisions) {
+  const KernelInfo* k = find_kernel("nbody");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->precisions, (std::vector<std::string>{"fp32", "fp64"}));
+  for (const auto& p : k->precisions) {
+    for (const std::int64_t n : {24, 40, 256}) {
+      WorkloadArgs args;
+      args.device = DeviceKind::cpu;
+      args.precision = p;
+      args.size = n;
+      auto w = k->make(args);
+      w->setup(11);
+      for (int i = 0; i < 3; ++i) w->run();  // verify must use the inputs of the last step
+      w->sync();
+      const Verification v = w->verify();
+      EXPECT_TRUE(v.ok) << p << " n=" << n << ": " << v.detail;
+      EXPECT_EQ(v.checked, 10 * n);
+    }
+  }
+}
+
+TEST(CpuWorkload, WorkCountsTheSamplesConvention) {
+  const KernelInfo* k = find_kernel("nbody");
+  ASSERT_NE(k, nullptr);
+  for (const auto& [p, flops, element] : {std::tuple{"fp32", 20.0, 4.0}, std::tuple{"fp64", 30.0, 8.0}}) {
+    WorkloadArgs args;
+    args.device = DeviceKind::cpu;
+    args.precision = p;
+    args.size = 1000;
+    const Work w = k->make(args)->work();
+    EXPECT_DOUBLE_EQ(w.flops, flops * 1000 * 1000) << p;
+    EXPECT_DOUBLE_EQ(w.items, 1000.0 * 1000);
+    EXPECT_EQ(w.item_unit, "interaction");
+    EXPECT_DOUBLE_EQ(w.bytes, 16 * element * 1000) << p;  // 4 values of pos and vel, read and written
+  }
+  EXPECT_EQ(k->primary, PrimaryMetric::flops);
+}
+
+TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
+  for (const char* p : {"fp32", "fp64"}) {
+    WorkloadArgs args;
+    args.device = DeviceKind::cpu;
+    args.precision = p;
+    args.size = 16;
+    auto w = find_kernel("nbody")->make(args);
+    w->setup(1);
+    EXPECT_FALSE(w->verify().ok) << p;
+  }
+}
+
+// Walks the schedule as the force kernel does (chunk by chunk, segment by
+// segment) and calls visit(chunk, target block, tile begin, tile end, slot).
+template <typename Visit>
+void walk_schedule(const Schedule& s, Visit visit) {
+  for (std::int64_t c = 0; c < s.chunks; ++c) {
+    const std::int64_t end = chunk_begin(s, c + 1);
+    for (std::int64_t u = chunk_begin(s, c); u < end;) {
+      const std::int64_t tb = u / s.tiles, t_begin = u - tb * s.tiles;
+      const std::int64_t t_end = std::min(s.tiles, t_begin + (end - u));
+      visit(c, tb, t_begin, t_end, c - first_chunk(s, tb));
+      u += t_end - t_begin;
+    }
+  }
+}
+
+TEST(Schedule, EveryUnitOnceEverySlotOnceChunksBalanced) {
+  for (const int sms : {1, 3, 114, 132}) {
+    for (const std::int64_t n : {1, 100, 127, 128, 129, 4096, 5000, 16384, 65536, 100003, 262144, 4194304}) {
+      for (const int bodies : {1, 2, 4}) {
+        const Schedule s = plan_schedule(n, sms, 128, bodies, 5, 7);
+        ASSERT_GE(s.chunks, 1);
+        EXPECT_LE(s.chunks, std::int64_t{sms} * 7);
+        EXPECT_GE(s.target_blocks * s.targets_per_block, n);
+        EXPECT_LE(s.slots, max_slots(n, 128));
+        EXPECT_LE(chunk_begin(s, s.chunks) - chunk_begin(s, s.chunks - 1) - s.units / s.chunks, 1);
+        // Per target block: tiles covered in order, slots 0, 1, ... each once.
+        std::vector<std::int64_t> next_tile(static_cast<std::size_t>(s.target_blocks), 0);
+        std::vector<std::int64_t> next_slot(static_cast<std::size_t>(s.target_blocks), 0);
+        walk_schedule(s, [&](std::int64_t, std::int64_t tb, std::int64_t t0, std::int64_t t1, std::int64_t slot) {
+          const auto k = static_cast<std::size_t>(tb);
+          ASSERT_EQ(t0, next_tile[k]) << "n=" << n << " tb=" << tb;
+          ASSERT_GT(t1, t0);
+          ASSERT_EQ(slot, next_slot[k]) << "n=" << n << " tb=" << tb;
+          next_tile[k] = t1, next_slot[k] = slot + 1;
+        });
+        for (std::int64_t tb = 0; tb < s.target_blocks; ++tb) {
+          ASSERT_EQ(next_tile[static_cast<std::size_t>(tb)], s.tiles) << "n=" << n;
+          ASSERT_EQ(next_slot[static_cast<std::size_t>(tb)], slot_count(s, tb)) << "n=" << n;
+        }
+      }
+    }
+  }
+}
+
+TEST(Schedule, OneFullWaveOnAnH100) {
+  // N = 262144, fp32 tuning, 5 resident blocks: 660 chunks of 1588-1589 tiles.
+  const Schedule big = plan_schedule(262144, 132, 128, 4, 5, 7);
+  EXPECT_EQ(big.bodies_per_thread, 4);
+  EXPECT_EQ(big.chunks, 132 * 5);
+  EXPECT_LE(big.slots, 3);
+  EXPECT_EQ(big.units / big.chunks, 1588);
+  // Small N: one body per thread, still at least half a wave.
+  const Schedule small = plan_schedule(4096, 132, 128, 4, 5, 7);
+  EXPECT_EQ(small.bodies_per_thread, 1);
+  EXPECT_GE(2 * small.chunks, 132 * 7);
+  EXPECT_EQ(plan_schedule(16384, 132, 128, 4, 5, 7).bodies_per_thread, 4);
+}
+
+TEST(Schedule, KernelIndexingEmulatedOnTheCpuGivesTheRightAccelerations) {
+  // The force and integrate kernels' index arithmetic, run on the host in
+  // float: partial sums per slot, then added in slot order.
+  for (const auto& [n, sms, bodies] : {std::tuple{1000, 3, 4}, std::tuple{1000, 7, 1}, std::tuple{129, 2, 2},
+                                       std::tuple{3000, 1, 4}}) {
+    const Schedule s = plan_schedule(n, sms, 128, bodies, 2, 2);
+    Step<float> step(n);
+    std::vector<float> partial(static_cast<std::size_t>(4 * n * s.slots), NAN);
+    walk_schedule(s, [&](std::int64_t, std::int64_t tb, std::int64_t t0, std::int64_t t1, std::int64_t slot) {
+      for (std::int64_t i = tb * s.targets_per_block; i < std::min<std::int64_t>(n, (tb + 1) * s.targets_per_block);
+           ++i) {
+        // Sources of tiles [t0, t1) as a body list; the CPU step computes their sum.
+        std::vector<float> bodies_in_range(step.pos_in.begin() + 4 * std::min<std::int64_t>(n, t0 * 128),
+                                           step.pos_in.begin() + 4 * std::min<std::int64_t>(n, t1 * 128));
+        bodies_in_range.insert(bodies_in_range.end(), step.pos_in.begin() + 4 * i, step.pos_in.begin() + 4 * i + 4);
+        bodies_in_range[bodies_in_range.size() - 1] = 0;  // the target itself, massless
+        std::vector<float> acc(bodies_in_range.size());
+        const auto count = static_cast<std::int64_t>(bodies_in_range.size() / 4);
+        compute_accelerations(bodies_in_range.data(), count, acc.data());
+        const auto mine = static_cast<std::size_t>(4 * (count - 1));
+        for (int c = 0; c < 3; ++c) partial[static_cast<std::size_t>(4 * (slot * n + i) + c)] = acc[mine + c];
+      }
+    });
+    for (std::int64_t i = 0; i < n; ++i) {
+      float a[3] = {0, 0, 0};
+      for (std::int64_t k = 0; k < slot_count(s, i / s.targets_per_block); ++k)
+        for (int c = 0; c < 3; ++c) a[c] += partial[static_cast<std::size_t>(4 * (k * n + i) + c)];
+      for (int c = 0; c < 3; ++c) step.acc[4 * i + c] = a[c];
+    }
+    integrate(step.pos_in.data(), step.vel_in.data(), step.acc.data(), n, step.pos_out.data(), step.vel_out.data());
+    const Verification v = verify_step(step.view(), 1);
+    EXPECT_TRUE(v.ok) << "n=" << n << " sms=" << sms << " bodies=" << bodies << " chunks=" << s.chunks << ": "
+                      << v.detail;
+  }
+}
+
+TEST(KernelInfo, SizesAndDeviceMemory) {
+  const KernelInfo* k = find_kernel("nbody");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->default_precisions, std::vector<std::string>{"fp32"});
+  for (const auto n : k->default_gpu_sizes) EXPECT_LE(n, k->max_size);
+  // Four state arrays, accelerations, and at most 64 partial-sum arrays of 4 values per body.
+  EXPECT_DOUBLE_EQ(k->device_bytes("fp32", 4096), (5 + 32) * 16.0 * 4096);
+  EXPECT_DOUBLE_EQ(k->device_bytes("fp64", 262144), (5 + 64) * 32.0 * 262144);
 }
 
 }  // namespace
