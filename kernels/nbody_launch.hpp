@@ -1,0 +1,114 @@
+// Work schedule of the GPU n-body force kernel. Free of CUDA runtime calls so
+// the unit tests can check it on a machine without a GPU (the index functions
+// are shared with the kernels); every tunable of the GPU kernel lives here,
+// so a variant is one edit and a rebuild.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define MPSB_HOST_DEVICE __host__ __device__
+#else
+#define MPSB_HOST_DEVICE
+#endif
+
+namespace mpsb::nbody {
+
+// Per-precision tunables of the force kernel.
+//   threads:    threads per block, also the source bodies per shared-memory
+//               tile (each thread stages one).
+//   bodies:     target bodies each thread keeps in registers ("wide" kernel);
+//               every source body read from shared memory serves that many
+//               interactions, which is what lifts fp32 past the LDS limit.
+//   unroll:     source bodies per unrolled inner-loop step; unrolling a whole
+//               tile would bloat the code past the instruction cache.
+//   min_blocks: __launch_bounds__ minimum resident blocks per SM (caps registers).
+struct Fp32Tuning {
+  static constexpr int threads = 128;
+  static constexpr int bodies = 4;
+  static constexpr int unroll = 16;
+  static constexpr int min_blocks = 4;
+};
+struct Fp64Tuning {
+  static constexpr int threads = 128;
+  static constexpr int bodies = 2;
+  static constexpr int unroll = 8;
+  static constexpr int min_blocks = 4;
+};
+// Chunks per resident block slot: 1 launches exactly one full wave, so every
+// SM holds the same number of equal chunks and finishes with the others.
+constexpr std::int64_t kWaves = 1;
+// Most partial sums one body can get (chunks touching one target block);
+// sizes the partial-sum buffer.
+constexpr std::int64_t kMaxSlots = 64;
+
+// The work is a grid of units (target block, source tile): target block tb
+// holds targets [tb * targets_per_block, +targets_per_block), tile t the
+// sources [t * threads, +threads). Units are numbered tb * tiles + t and cut
+// into `chunks` contiguous ranges whose sizes differ by at most one; block c
+// of the force kernel does chunk c, one partial sum per target block it
+// touches, stored in slot c - first_chunk(tb). The integrate kernel adds a
+// body's slots in order, so the result is deterministic.
+struct Schedule {
+  std::int64_t n = 0;
+  std::int64_t threads = 0;
+  std::int64_t bodies_per_thread = 1;
+  std::int64_t targets_per_block = 0;
+  std::int64_t target_blocks = 0;
+  std::int64_t tiles = 0;
+  std::int64_t units = 0;
+  std::int64_t chunks = 0;  // grid size of the force kernel
+  std::int64_t slots = 0;   // partial sums per body at most, <= kMaxSlots
+};
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+MPSB_HOST_DEVICE inline std::int64_t chunk_begin(const Schedule& s, std::int64_t c) {
+  return c * s.units / s.chunks;
+}
+// The chunk holding unit u: the largest c with chunk_begin(c) <= u.
+MPSB_HOST_DEVICE inline std::int64_t chunk_of(const Schedule& s, std::int64_t u) {
+  return ((u + 1) * s.chunks - 1) / s.units;
+}
+MPSB_HOST_DEVICE inline std::int64_t first_chunk(const Schedule& s, std::int64_t tb) {
+  return chunk_of(s, tb * s.tiles);
+}
+MPSB_HOST_DEVICE inline std::int64_t slot_count(const Schedule& s, std::int64_t tb) {
+  return chunk_of(s, (tb + 1) * s.tiles - 1) - first_chunk(s, tb) + 1;
+}
+
+// Aims for `target_chunks` (one wave: SMs x resident blocks), fewer when N has
+// fewer units, and chunks long enough that no body gets over kMaxSlots sums.
+inline Schedule make_schedule(std::int64_t n, int threads, int bodies, std::int64_t target_chunks) {
+  Schedule s;
+  s.n = n;
+  s.threads = threads;
+  s.bodies_per_thread = bodies;
+  s.targets_per_block = static_cast<std::int64_t>(threads) * bodies;
+  s.target_blocks = ceil_div(n, s.targets_per_block);
+  s.tiles = ceil_div(n, threads);
+  s.units = s.target_blocks * s.tiles;
+  const std::int64_t min_chunk_units = ceil_div(s.tiles, kMaxSlots - 1);
+  s.chunks = std::max<std::int64_t>(1, std::min({target_chunks, s.units, s.units / min_chunk_units}));
+  for (std::int64_t tb = 0; tb < s.target_blocks; ++tb) s.slots = std::max(s.slots, slot_count(s, tb));
+  return s;
+}
+
+// The wide kernel (`bodies` targets per thread) unless N is too small for it
+// to fill half a wave; then one body per thread gives `bodies` times more
+// units. resident_*: blocks of each kernel one SM holds (occupancy).
+inline Schedule plan_schedule(std::int64_t n, int sms, int threads, int bodies, int resident_wide,
+                              int resident_narrow) {
+  const std::int64_t wide_target = std::max(1, sms) * std::max(1, resident_wide) * kWaves;
+  const Schedule wide = make_schedule(n, threads, bodies, wide_target);
+  if (bodies == 1 || 2 * wide.chunks >= wide_target) return wide;
+  const Schedule narrow =
+      make_schedule(n, threads, 1, std::max(1, sms) * std::max(1, resident_narrow) * kWaves);
+  return narrow.chunks > wide.chunks ? narrow : wide;
+}
+
+// Bound on Schedule::slots for any device (device-memory preflight).
+inline std::int64_t max_slots(std::int64_t n, int threads) { return std::min(kMaxSlots, ceil_div(n, threads)); }
+
+}  // namespace mpsb::nbody
