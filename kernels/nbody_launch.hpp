@@ -24,11 +24,25 @@ namespace mpsb::nbody {
 //   unroll:     source bodies per unrolled inner-loop step; unrolling a whole
 //               tile would bloat the code past the instruction cache.
 //   min_blocks: __launch_bounds__ minimum resident blocks per SM (caps registers).
+// The fp32 values can be overridden at build time (-DMPSB_NBODY_FP32_BODIES=8
+// in CMAKE_CUDA_FLAGS) so scripts/gpu/nbody-tuning.sh can time variants.
+#ifndef MPSB_NBODY_FP32_THREADS
+#define MPSB_NBODY_FP32_THREADS 128
+#endif
+#ifndef MPSB_NBODY_FP32_BODIES
+#define MPSB_NBODY_FP32_BODIES 4
+#endif
+#ifndef MPSB_NBODY_FP32_UNROLL
+#define MPSB_NBODY_FP32_UNROLL 16
+#endif
+#ifndef MPSB_NBODY_FP32_MIN_BLOCKS
+#define MPSB_NBODY_FP32_MIN_BLOCKS 4
+#endif
 struct Fp32Tuning {
-  static constexpr int threads = 128;
-  static constexpr int bodies = 4;
-  static constexpr int unroll = 16;
-  static constexpr int min_blocks = 4;
+  static constexpr int threads = MPSB_NBODY_FP32_THREADS;
+  static constexpr int bodies = MPSB_NBODY_FP32_BODIES;
+  static constexpr int unroll = MPSB_NBODY_FP32_UNROLL;
+  static constexpr int min_blocks = MPSB_NBODY_FP32_MIN_BLOCKS;
 };
 struct Fp64Tuning {
   static constexpr int threads = 128;
