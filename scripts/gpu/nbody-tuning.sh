@@ -40,8 +40,8 @@ busy = [l.split(",") for l in open(sys.argv[2]) if l.strip()]
 busy = [(float(c), float(w)) for c, w in busy if float(c) > 1000]
 clk = sum(c for c, _ in busy) / len(busy) if busy else 0
 watts = max((w for _, w in busy), default=0)
-regs = re.findall(r"Function properties for .*?nbody.*?\n.*?Used (\d+) registers", open(sys.argv[4]).read(), re.S)
+regs = sorted(set(re.findall(r"Used (\d+) registers", open(sys.argv[4]).read())), key=int)
 print(f"{sys.argv[3]:8} {rs.get(262144, 0):9.0f} {rs.get(16384, 0):9.0f} {clk:9.0f} {watts:7.0f}  "
-      f"regs={','.join(regs[:4])} verified={ok}")
+      f"regs={','.join(regs)} verified={ok}")
 PY
 done
