@@ -72,12 +72,12 @@ def mps_kind(argv):
     return None
 
 
-def find_foreign(own_pipe_dirs=()):
-    """MPS daemons and servers running here whose pipe directory is not one of ours.
+def find_foreign(own_prefix=None):
+    """MPS daemons and servers running here whose pipe directory is not under own_prefix
+    (the sweep's unique base name: pid and random hex).
 
     pipe_dir is None when the process's environment cannot be read (another
     user, without root)."""
-    own = {os.path.normpath(d) for d in own_pipe_dirs}
     found = []
     for pid in procs.all_pids():
         if pid == os.getpid():
@@ -90,7 +90,7 @@ def find_foreign(own_pipe_dirs=()):
         pipe = None
         if env is not None:
             pipe = os.path.normpath(os.fsdecode(env.get(procs.PIPE_KEY, DEFAULT_PIPE_DIR.encode())))
-        if pipe in own:
+        if own_prefix and pipe and pipe.startswith(os.path.normpath(own_prefix)):
             continue
         found.append({"pid": pid, "kind": kind, "pipe_dir": pipe})
     found.sort(key=lambda f: (f["kind"] != "daemon", f["pid"]))

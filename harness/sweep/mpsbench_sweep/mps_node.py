@@ -54,7 +54,9 @@ def serve(args):
     daemon = Daemon(args.control, args.base_dir, args.log_copy_dir)
     ok = False
     try:
-        foreign = find_foreign() if args.refuse_existing else []
+        # A daemon under the sweep's own base name is a sibling guardian's (only where several
+        # "nodes" share one host, as in the tests).
+        foreign = find_foreign(own_prefix=args.sweep_base or args.base_dir) if args.refuse_existing else []
         if foreign:
             _emit("failed", error=f"an MPS daemon not started by this sweep is running: {describe_foreign(foreign)}; "
                                   "it is left alone", foreign=foreign)
@@ -96,6 +98,8 @@ def main(argv=None):
     parser.add_argument("--ready-timeout", type=float, default=15.0)
     parser.add_argument("--quit-timeout", type=float, default=10.0)
     parser.add_argument("--grace", type=float, default=10.0)
+    parser.add_argument("--sweep-base", default=None,
+                        help="base directory name the sweep chose (default: --base-dir); daemons under it are ours")
     parser.add_argument("--refuse-existing", action="store_true",
                         help="fail (without touching it) when another MPS daemon runs on this node")
     args = parser.parse_args(argv)
@@ -162,13 +166,12 @@ class Guardian:
             self.proc.stdin.close()
         except (BrokenPipeError, OSError, ValueError):
             pass
+        if len(self.ready) + len(self.failed) < self.nodes:
+            self._signal(signal.SIGTERM)  # a guardian still starting reads no input: interrupt it
         self._collect("stopped", self.nodes, timeout)  # ends early when the launcher's output ends
         for sig, wait in ((None, 5), (signal.SIGTERM, timeout), (signal.SIGKILL, 5)):
             if sig is not None:
-                try:
-                    os.killpg(self.proc.pid, sig)
-                except (ProcessLookupError, PermissionError):
-                    pass
+                self._signal(sig)
             try:
                 self.proc.wait(timeout=wait)
                 break
@@ -176,6 +179,12 @@ class Guardian:
                 continue
         self._collect("stopped", self.nodes, 1.0)
         return [e["report"] for e in self.stopped]
+
+    def _signal(self, sig):
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 if __name__ == "__main__":

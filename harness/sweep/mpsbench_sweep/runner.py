@@ -214,7 +214,7 @@ class Runner:
         helper = [sys.executable, "-m", "mpsbench_sweep.mps_node", "serve", "--base-dir", base,
                   "--control", self.s.control, "--log-copy-dir", os.path.join(self.s.workdir, f"mps-logs-{mode}"),
                   "--ready-timeout", str(self.s.ready_timeout), "--quit-timeout", str(self.s.quit_timeout),
-                  "--grace", str(self.s.grace), "--refuse-existing"]
+                  "--grace", str(self.s.grace), "--sweep-base", base, "--refuse-existing"]
         command = self.s.launcher.node_command(helper, self.s.nodes)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (SWEEP_PACKAGE_DIR, env.get("PYTHONPATH")) if p)
