@@ -22,6 +22,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 SWEEP = os.path.join(REPO, "harness", "mpsbench-sweep")
 FAKE_CONTROL = os.path.join(HERE, "fake_mps", "nvidia-cuda-mps-control")
 FAKE_JOB = os.path.join(HERE, "fake_job.py")
+FAKE_FANOUT = os.path.join(HERE, "fake_fanout.py")
 SCHEMA = os.path.join(REPO, "schema", "mpsbench-results.schema.json")
 sys.path.insert(0, HERE)
 import schema_check  # noqa: E402

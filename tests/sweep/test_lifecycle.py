@@ -2,9 +2,12 @@
 import json
 import os
 import signal
+import subprocess
+import sys
+import time
 import unittest
 
-from sweeptest import FAKE_CONTROL, SweepTestCase, pid_alive
+from sweeptest import FAKE_CONTROL, FAKE_FANOUT, FAKE_JOB, SweepTestCase, pid_alive
 
 
 class NormalEnd(SweepTestCase):
@@ -94,12 +97,13 @@ class DaemonFailures(SweepTestCase):
         self.assert_clean()
 
     def test_quit_ignored_daemon_and_server_are_killed(self):
-        r = self.sweep(self.fake_args(modes="mps", ranks="2"), FAKE_MPS_HANG_QUIT="1", FAKE_MPS_IGNORE_TERM="1",
-                       FAKE_MPS_SPAWN_SERVER="1", FAKE_MPS_SERVER_CLEAN_ENV="1")
+        r = self.sweep(self.fake_args("--mps-quit-timeout", "1", modes="mps", ranks="2"), FAKE_MPS_HANG_QUIT="1",
+                       FAKE_MPS_IGNORE_TERM="1", FAKE_MPS_SPAWN_SERVER="1", FAKE_MPS_SERVER_CLEAN_ENV="1")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("did not exit after quit", r.stderr)
         (daemon,) = self.merged()["context"]["sweep"]["daemons"]
         (report,) = daemon["stop"]
+        self.assertEqual(report["quit"]["exit_code"], None)  # the quit command itself hung and was killed
         self.assertFalse(report["exited_after_quit"])
         # SIGTERM is ignored: both need SIGKILL; the server (no pipe variable) is found as the daemon's child.
         self.assertEqual(len(report["killed"]), 2, report)
@@ -191,6 +195,20 @@ class Signals(SweepTestCase):
         self.assertEqual(doc["context"]["sweep"]["exit_code"], 143)
         self.assert_clean()
 
+    def test_sigint_while_the_daemon_is_starting(self):
+        proc = self.start_sweep(self.fake_args("--mps-ready-timeout", "60", modes="mps"), FAKE_MPS_NEVER_READY="1")
+        deadline = time.monotonic() + 30
+        while not any(os.path.isfile(os.path.join(self.tmp, n, "pipe", "daemon.pid"))
+                      for n in os.listdir(self.tmp) if n.startswith("mpsb-")):
+            self.assertLess(time.monotonic(), deadline, "the daemon never started")
+            time.sleep(0.05)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertLess(time.monotonic() - started, 15, "the guardian must not wait out the ready timeout")
+        self.assert_clean()
+
     def test_sigkilled_sweep_guardian_still_removes_daemon(self):
         pid_dir = os.path.join(self.tmp, "pids")
         os.mkdir(pid_dir)
@@ -203,7 +221,6 @@ class Signals(SweepTestCase):
         proc.kill()
         proc.communicate(timeout=30)
         # The guardian sees end of input, quits the daemon and removes its directory.
-        import time
         deadline = time.monotonic() + 20
         while (pid_alive(daemon) or os.path.exists(os.path.join(self.tmp, base))) and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -245,8 +262,6 @@ class ExistingDaemon(SweepTestCase):
         self.assert_clean()
 
     def stop_foreign(self, env, pid):
-        import subprocess
-        import time
         subprocess.run([FAKE_CONTROL], input="quit\n", env=env, capture_output=True, text=True, timeout=10)
         deadline = time.monotonic() + 10
         while pid_alive(pid) and time.monotonic() < deadline:
@@ -296,3 +311,32 @@ class Preflight(SweepTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class MultiNode(SweepTestCase):
+    """--nodes 2: one guardian (and daemon) per node, reached through a fan-out like srun --input=all."""
+
+    def args(self, *extra):
+        args = self.fake_args("--nodes", "2", "--node-launcher", f"{sys.executable} {FAKE_FANOUT} {{nodes}}",
+                              *extra, modes="timeslice,mps", ranks="1,2")
+        args[args.index("--launcher") + 1] = f"{sys.executable} {FAKE_JOB} --np {{np_per_node}}"
+        return args
+
+    def test_one_daemon_per_node(self):
+        r = self.sweep(self.args(), FAKE_MPS_SPAWN_SERVER="1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        sweep = self.merged()["context"]["sweep"]
+        self.assertEqual([j["np"] for j in sweep["jobs"]], [4, 4])
+        (daemon,) = sweep["daemons"]
+        self.assertEqual(len(daemon["hosts"]), 2)
+        self.assertEqual(len(daemon["stop"]), 2)
+        self.assertTrue(all(s["exited_after_quit"] and s["dirs_removed"] for s in daemon["stop"]), daemon["stop"])
+        self.assert_clean()
+
+    def test_one_node_fails_to_start_the_other_is_stopped(self):
+        r = self.sweep(self.args(), FAKE_FANOUT_FAIL_NODE="1", FAKE_MPS_SPAWN_SERVER="1")
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("FAKE_MPS_FAIL_START", r.stderr)
+        (daemon,) = self.merged()["context"]["sweep"]["daemons"]
+        self.assertEqual(len(daemon["stop"]), 2)
+        self.assert_clean()
