@@ -114,8 +114,11 @@ def table(doc):
     order = {}
     for r in results:
         order.setdefault((r["kernel"], r["precision"]), len(order))
-    header = ["kernel", "precision", "size", "ranks/gpu"] + [c[2] for c in columns] + \
-             ["MPS gain", "mps/streams", "ts/streams", "verified"]
+    present = {c[0] for c in columns}
+    ratios = [(name, a, b) for name, a, b in (("MPS gain", "mps", "timeslice"), ("mps/streams", "mps", "streams"),
+                                              ("ts/streams", "timeslice", "streams")) if {a, b} <= present]
+    header = ["kernel", "precision", "size", "ranks/gpu"] + [c[2] for c in columns] + [r[0] for r in ratios] + \
+             ["verified"]
     lines = [header]
     for key in sorted(rows, key=lambda k: (order[k[:2]], k[2], k[3])):
         cells = rows[key]
@@ -128,15 +131,15 @@ def table(doc):
         for mode, p, _ in columns:
             r = cells.get((mode, p))
             line.append(si(value(mode, p), r["primary_unit"]) if r else "-")
-        ts, mps, streams = value("timeslice"), value("mps"), value("streams")
         failed = sorted({c[0] if c[1] is None else f"{c[0]} {c[1]}%" for c, r in cells.items() if not r["verified"]})
-        line += [_ratio(mps, ts), _ratio(mps, streams), _ratio(ts, streams),
-                 "yes" if not failed else "NO: " + ",".join(failed)]
+        line += [_ratio(value(a), value(b)) for _, a, b in ratios] + ["yes" if not failed else "NO: " + ",".join(failed)]
         lines.append(line)
     widths = [max(len(l[i]) for l in lines) for i in range(len(header))]
     text = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(l, widths))) for l in lines]
-    notes = ["throughput: aggregate median of the kernel's headline metric; MPS gain = mps / timeslice; "
-             "mps/streams and ts/streams: ratio to k instances in one process"]
+    notes = ["throughput: aggregate median of the kernel's headline metric over the active ranks"]
+    if ratios:
+        notes.append("MPS gain = mps / timeslice; mps/streams, ts/streams: ratio to k instances in one process "
+                     "(streams)")
     if qos and not split_qos:
         notes.append("mps-qos: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per ranks/gpu: " +
                      ", ".join(f"{k}: {next(iter(p))}%" for k, p in sorted(qos.items())))
@@ -149,13 +152,15 @@ def _mib(value):
 
 def memory_summary(sweep):
     """Per job: median context memory of a rank (from mpsbench's context.ranks) and the MPS server's peak."""
-    lines = []
+    lines, known = [], False
     for job in sweep.get("jobs", []):
         if job.get("status") == "not_run":
             continue
         per_rank = [r["context_memory_bytes"] for r in job.get("ranks") or [] if r.get("context_memory_bytes")]
-        daemon = job.get("daemon") or {}
-        lines.append(f"  {job['label']:<24} context per rank {_mib(statistics.median(per_rank) if per_rank else None):>9}"
-                     f"   MPS server {_mib(daemon.get('mps_server_memory_bytes')):>9}")
-    return "GPU memory (median context of a rank; MPS server peak, from nvidia-smi):\n" + "\n".join(lines) \
-        if lines else ""
+        context = statistics.median(per_rank) if per_rank else None
+        server = (job.get("daemon") or {}).get("mps_server_memory_bytes")
+        known = known or context is not None or server is not None
+        lines.append(f"  {job['label']:<24} context per rank {_mib(context):>9}   MPS server {_mib(server):>9}")
+    if not known:
+        return ""
+    return "GPU memory (median context of a rank; MPS server peak, from nvidia-smi):\n" + "\n".join(lines)

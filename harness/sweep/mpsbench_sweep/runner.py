@@ -1,23 +1,15 @@
 """Runs the planned jobs in order with the daemons they need; cleans up on every exit path.
 
-Exit paths and what each one does (the same cleanup every time: the running
-job's session is terminated, our daemon is quit or killed and verified gone, the
-private directories are removed, the merged file is rewritten):
-- normal end: exit 0, or 1 when a result failed verification (the sweep goes on);
-- a job rejects its input (exit 2 and an `mpsbench: error:` line): the sweep stops,
-  shows the line, exit 2; when the line says a rank's MPS state is wrong
-  (not an MPS client, percentage missing) it is a sharing failure: exit 3;
-- a job crashes (any other status) or passes --timeout: the sweep stops, exit 3.
-  It does not go on with the next mode: a crashed rank usually crashes again,
-  a crash can leave the MPS server in a fault state, and the results so far are
-  kept anyway;
-- SIGINT, SIGTERM, SIGHUP: exit 128 + signal (130, 143, 129). Further signals
-  during cleanup are noted, not obeyed, so the cleanup always finishes.
-Jobs run in their own session (start_new_session), so a terminal's Ctrl-C
-reaches only the sweep, which then ends the job's whole session itself.
+Every exit (normal end, a job's error or crash, --timeout, SIGINT/SIGTERM/SIGHUP)
+goes through the same cleanup: the running job's session is ended, our MPS
+daemon is quit (or killed) through its guardian and verified gone on this node,
+the private directories are removed, and the merged file is rewritten with
+what finished. Exit statuses: see jobs.py. Signals arriving while a process is
+being started are held until it is recorded (_deferred), so nothing the sweep
+starts can escape the cleanup; signals arriving during the cleanup are noted,
+not obeyed, so the cleanup always finishes.
 """
 import os
-import re
 import secrets
 import shlex
 import shutil
@@ -25,68 +17,18 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from contextlib import contextmanager
 
 from . import merge, procs
+from .jobs import EXIT_FAILED, EXIT_INPUT, EXIT_OK, EXIT_VERIFY, Interrupted, Stop, Tee, end_session, judge, say
 from .launcher import MPS_VARS
 from .mps_daemon import DEFAULT_PIPE_DIR, DaemonError, answers, describe_foreign, find_foreign
 from .mps_node import Guardian
 from .nvsmi import ServerMemoryPoller
 from .plan import MPS_MODES
 
-EXIT_OK, EXIT_VERIFY, EXIT_INPUT, EXIT_FAILED = 0, 1, 2, 3
-MPS_STATE_MISMATCH = re.compile(r"an MPS client|CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
 SWEEP_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-class Interrupted(BaseException):
-    """A signal: a BaseException, so no `except Exception` can swallow it."""
-
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
-
-
-class Stop(Exception):
-    def __init__(self, code, message):
-        super().__init__(message)
-        self.code, self.message = code, message
-
-
-def say(message):
-    print(f"mpsbench-sweep: {message}", file=sys.stderr, flush=True)
-
-
-class _Tee:
-    """Copies a job's stdout and stderr to ours and to its log; keeps its `mpsbench: error/fatal` lines."""
-
-    def __init__(self, proc, log_path):
-        self.log = open(log_path, "w", encoding="utf-8", errors="replace")
-        self.lock = threading.Lock()
-        self.errors = []
-        self.threads = [threading.Thread(target=self._pump, args=(stream, out), daemon=True)
-                        for stream, out in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr))]
-        for t in self.threads:
-            t.start()
-
-    def _pump(self, stream, out):
-        for raw in iter(stream.readline, b""):
-            line = raw.decode(errors="replace")
-            with self.lock:
-                out.write(line)
-                out.flush()
-                self.log.write(line)
-                if line.startswith(("mpsbench: error:", "mpsbench: fatal:")):
-                    self.errors.append(line.strip())
-
-    def close(self, timeout=5.0):
-        for t in self.threads:
-            t.join(timeout)  # a stray process still holding the pipe must not block us
-        with self.lock:
-            self.log.close()
-        return self.errors[0] if self.errors else None
 
 
 class Runner:
@@ -300,10 +242,11 @@ class Runner:
                                     stderr=subprocess.PIPE, start_new_session=True)
             self.job_proc = proc
             record["status"] = "running"
-        tee = _Tee(proc, part[:-len(".json")] + ".log")
-        poller = ServerMemoryPoller().start() if daemon is not None else None
+        tee = poller = None
         timed_out = False
         try:
+            tee = Tee(proc, part[:-len(".json")] + ".log")
+            poller = ServerMemoryPoller().start() if daemon is not None else None
             proc.wait(timeout=self.s.timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
@@ -313,17 +256,17 @@ class Runner:
             raise
         with self._deferred():
             self._finish_job(record, tee, poller, daemon, started)
-        self._judge(job, record, timed_out)
+        judge(job.label(), record, merge.load_part(part), timed_out, self.s.timeout)
 
     def _finish_job(self, record, tee, poller, daemon, started):
         proc = self.job_proc
         self._end_job()
         record["wall_s"] = round(time.monotonic() - started, 3)
         record["exit_code"] = proc.returncode
-        record["error"] = tee.close()
+        record["error"] = tee.close() if tee else None
         if daemon is not None:
             record["daemon"] = {"started_by_sweep": daemon["started_by_sweep"], "pipe_dir": daemon["pipe_dir"],
-                                "mps_server_memory_bytes": poller.stop()}
+                                "mps_server_memory_bytes": poller.stop() if poller else None}
         doc = merge.load_part(record["part_file"])
         if doc is not None:
             record["ranks"] = [{k: r.get(k) for k in ("rank", "host", "gpu_index", "mps_enabled",
@@ -334,57 +277,18 @@ class Runner:
         self.private_dirs = []
         self._merge()
 
-    def _judge(self, job, record, timed_out):
-        rc, line, label = record["exit_code"], record["error"], job.label()
-        doc = merge.load_part(record["part_file"])
-        if timed_out:
-            record["status"] = "timeout"
-            raise Stop(EXIT_FAILED, f"{label}: still running after --timeout {self.s.timeout:g} s; the job was killed")
-        if rc in (0, 1) and doc is not None:
-            verified = all(r.get("verified") for r in doc.get("results", []))
-            record["status"] = "ok" if rc == 0 and verified else "verification_failed"
-            if record["status"] != "ok":
-                say(f"{label}: a result failed verification (continuing)")
-            return
-        if rc == 2:
-            line = line or "(no mpsbench: error line)"
-            if MPS_STATE_MISMATCH.search(line):
-                record["status"] = "failed"
-                raise Stop(EXIT_FAILED, f"{label}: the ranks' MPS state is not what the mode needs: {line}")
-            record["status"] = "rejected"
-            raise Stop(EXIT_INPUT, f"{label}: mpsbench rejected the job before any work: {line}")
-        record["status"] = "failed"
-        why = f"exited with status {rc}" if rc is not None and rc >= 0 else f"was killed by signal {-rc}"
-        if rc in (0, 1):
-            why += " but left no results file"
-        raise Stop(EXIT_FAILED, f"{label}: the job {why}{': ' + line if line else ''}; stopping the sweep "
-                                "(a crashed job usually crashes again; results so far are kept)")
-
     def _end_job(self):
-        """Ends the running job's session: SIGTERM (mpirun passes it to the ranks), then SIGKILL."""
         proc, self.job_proc = self.job_proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
-                try:
-                    os.killpg(proc.pid, sig)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                try:
-                    proc.wait(timeout=wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        members = lambda: procs.session_members(proc.pid)  # noqa: E731
-        if members():
-            _, killed, survivors = procs.terminate(members, 3.0, 3.0)
-            say(f"ended {len(killed) or 'the'} left-over process(es) of the job"
-                + (f"; {len(survivors)} survived SIGKILL" if survivors else ""))
+        if proc is not None:
+            end_session(proc)
 
     def _cleanup(self):
         problems = []
+        proc = self.job_proc
         self._end_job()
+        for record in self.records:
+            if record["status"] == "running":  # interrupted before its output was even read
+                record["status"], record["exit_code"] = "interrupted", proc.returncode if proc else None
         if self.guardian is not None:
             problems += self._stop_daemon()
         for d in self.private_dirs:
