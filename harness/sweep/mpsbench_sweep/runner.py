@@ -257,6 +257,7 @@ class Runner:
         with self._deferred():
             self._finish_job(record, tee, poller, daemon, started)
         judge(job.label(), record, merge.load_part(part), timed_out, self.s.timeout)
+        say(f"{job.label()}: {record['status']} in {record['wall_s']:.0f} s")
 
     def _finish_job(self, record, tee, poller, daemon, started):
         proc = self.job_proc
