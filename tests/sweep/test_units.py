@@ -111,8 +111,10 @@ class Launcher(unittest.TestCase):
             self.assertEqual(l.job_command(["mb"], 16, 2, {}),
                              ["/usr/bin/srun", "--nodes=2", "--ntasks=16", "--ntasks-per-node=8",
                               "--kill-on-bad-exit=1", "--export=ALL", "mb"])
-            self.assertIn("--ntasks-per-node=1", l.node_command(["h"], 2))
-            self.assertIn("--overlap", l.node_command(["h"], 2))
+            self.assertEqual(l.node_command(["h"], 2),
+                             ["/usr/bin/srun", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1", "--overlap",
+                              "--input=all", "--kill-on-bad-exit=0", "--export=ALL", "h"])
+            self.assertEqual(l.node_command(["h"], 1)[:2], ["/usr/bin/srun", "--nodes=1"])
 
 
 class MergeAndTable(unittest.TestCase):

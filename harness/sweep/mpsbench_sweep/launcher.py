@@ -125,8 +125,11 @@ class Launcher:
         return cmd + program_argv
 
     def node_command(self, helper_argv, nodes):
-        """Command that runs helper_argv once on each of nodes nodes, its stdin reaching every copy."""
-        if nodes == 1 and self.node_spec == "auto":
+        """Command that runs helper_argv once on each of nodes nodes, its stdin reaching every copy.
+
+        srun is used even for one node: under salloc the sweep may run on a login node,
+        and the daemon belongs on the node the ranks run on."""
+        if nodes == 1 and self.node_spec == "auto" and self.kind != "srun":
             return helper_argv
         if self.node_spec != "auto":
             return self._fill(self.node_spec, nodes=nodes) + helper_argv
