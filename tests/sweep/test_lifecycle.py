@@ -7,7 +7,9 @@ import sys
 import time
 import unittest
 
-from sweeptest import FAKE_CONTROL, FAKE_FANOUT, FAKE_JOB, SweepTestCase, pid_alive
+from sweeptest import FAKE_CONTROL, FAKE_FANOUT, FAKE_JOB, SWEEP, SweepTestCase, pid_alive
+
+SWEEP_DIR = os.path.dirname(SWEEP)  # harness/
 
 
 class NormalEnd(SweepTestCase):
@@ -339,4 +341,25 @@ class MultiNode(SweepTestCase):
         self.assertIn("FAKE_MPS_FAIL_START", r.stderr)
         (daemon,) = self.merged()["context"]["sweep"]["daemons"]
         self.assertEqual(len(daemon["stop"]), 2)
+        self.assert_clean()
+
+
+class GuardianCommands(SweepTestCase):
+    """`mps_node cleanup` removes a daemon whose guardian is gone (e.g. SIGKILLed with the sweep)."""
+
+    def test_cleanup_removes_an_orphaned_daemon(self):
+        base = os.path.join(self.tmp, "mpsb-orphan")
+        env = dict(self.env, PYTHONPATH=os.path.join(SWEEP_DIR, "sweep"), FAKE_MPS_SPAWN_SERVER="1")
+        code = ("import sys; from mpsbench_sweep.mps_daemon import Daemon; "
+                f"Daemon(sys.argv[1], {base!r}).start(5)")
+        subprocess.run([sys.executable, "-c", code, FAKE_CONTROL], env=env, check=True, timeout=30)
+        with open(os.path.join(base, "pipe", "daemon.pid")) as f:
+            daemon = int(f.read())
+        self.assertTrue(pid_alive(daemon))
+        r = subprocess.run([sys.executable, "-m", "mpsbench_sweep.mps_node", "cleanup", "--base-dir", base,
+                            "--control", FAKE_CONTROL, "--grace", "2"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = json.loads(r.stdout)
+        self.assertTrue(report["exited_after_quit"] and report["dirs_removed"], report)
         self.assert_clean()
