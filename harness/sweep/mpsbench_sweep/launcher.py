@@ -1,0 +1,146 @@
+"""How an MPI job (and the per-node MPS guardians) is started: mpirun, srun or a template.
+
+The environment the ranks need (CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY,
+CUDA_MPS_ACTIVE_THREAD_PERCENTAGE) is set in the launcher's own environment;
+srun exports it to every task, Open MPI needs `-x VAR` for ranks on other
+nodes, so the built-in mpirun command adds one per variable that is set.
+A template (`--launcher 'mpiexec -n {np} --bind-to none'`) is split like a
+shell command line, its {np}, {np_per_node} and {nodes} are filled in, and the
+mpsbench command line is appended; it gets the same environment (add -x flags
+yourself for remote Open MPI ranks).
+"""
+import os
+import shlex
+import shutil
+import string
+import subprocess
+
+MPS_VARS = ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
+PLACEHOLDERS = {"np", "np_per_node", "nodes"}
+
+
+class LauncherError(Exception):
+    """A launcher that cannot work here (exit status 2)."""
+
+
+def in_slurm():
+    return bool(os.environ.get("SLURM_JOB_ID"))
+
+
+def _is_root():
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _open_mpi(mpirun):
+    try:
+        out = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "Open MPI" in out or "OpenRTE" in out
+
+
+def _fields(template):
+    names = set()
+    for token in shlex.split(template):
+        for _, name, _, _ in string.Formatter().parse(token):
+            if name is not None:
+                names.add(name)
+    return names
+
+
+class Launcher:
+    def __init__(self, spec="auto", node_spec="auto"):
+        """spec: auto (srun inside a Slurm allocation, else mpirun), mpirun, srun or a template."""
+        if spec == "auto":
+            spec = "srun" if in_slurm() else "mpirun"
+        self.spec = spec
+        self.node_spec = node_spec
+        self.kind = spec if spec in ("mpirun", "srun") else "template"
+        self.program = None
+        self.open_mpi = False
+        if self.kind == "mpirun":
+            self.program = shutil.which("mpirun") or shutil.which("mpiexec")
+            if self.program is None:
+                raise LauncherError("--launcher mpirun: neither mpirun nor mpiexec is on PATH")
+            self.open_mpi = _open_mpi(self.program)
+        elif self.kind == "srun":
+            self.program = shutil.which("srun")
+            if self.program is None:
+                raise LauncherError("--launcher srun: srun is not on PATH")
+            if not in_slurm():
+                raise LauncherError("--launcher srun: not inside a Slurm allocation (SLURM_JOB_ID is unset)")
+        else:
+            self._check_template("--launcher", spec, {"np", "np_per_node"})
+        if node_spec != "auto":
+            self._check_template("--node-launcher", node_spec, {"nodes"})
+
+    @staticmethod
+    def _check_template(flag, template, needs_one_of):
+        try:
+            tokens = shlex.split(template)
+            names = _fields(template)
+        except ValueError as e:
+            raise LauncherError(f"{flag}: cannot parse '{template}': {e}") from e
+        if not tokens:
+            raise LauncherError(f"{flag}: empty command")
+        unknown = names - PLACEHOLDERS
+        if unknown:
+            raise LauncherError(f"{flag}: unknown placeholder(s) {', '.join('{%s}' % n for n in sorted(unknown))} "
+                                f"(known: {{np}}, {{np_per_node}}, {{nodes}})")
+        if not names & needs_one_of:
+            raise LauncherError(f"{flag}: '{template}' has none of "
+                                f"{', '.join('{%s}' % n for n in sorted(needs_one_of))}, so the number of "
+                                "processes would not follow the sweep")
+        if shutil.which(tokens[0]) is None:
+            raise LauncherError(f"{flag}: '{tokens[0]}' is not an executable program")
+
+    @staticmethod
+    def _fill(template, **values):
+        return [token.format(**values) for token in shlex.split(template)]
+
+    def describe(self):
+        return self.spec if self.kind == "template" else f"{self.kind} ({self.program})"
+
+    def job_command(self, program_argv, np, nodes, env):
+        """Full command line for np ranks over nodes nodes running program_argv."""
+        npn = -(-np // nodes)
+        if self.kind == "template":
+            return self._fill(self.spec, np=np, np_per_node=npn, nodes=nodes) + program_argv
+        if self.kind == "srun":
+            return [self.program, f"--nodes={nodes}", f"--ntasks={np}", f"--ntasks-per-node={npn}",
+                    "--kill-on-bad-exit=1", "--export=ALL"] + program_argv
+        cmd = [self.program]
+        if self.open_mpi:
+            if _is_root():
+                cmd.append("--allow-run-as-root")
+            if npn > (os.cpu_count() or 1):
+                cmd.append("--oversubscribe")
+        cmd += ["-np", str(np)]
+        if self.open_mpi:
+            if nodes > 1:
+                cmd += ["--map-by", f"ppr:{npn}:node"]
+            for var in MPS_VARS:
+                if var in env:
+                    cmd += ["-x", var]
+        return cmd + program_argv
+
+    def node_command(self, helper_argv, nodes):
+        """Command that runs helper_argv once on each of nodes nodes, its stdin reaching every copy.
+
+        srun is used even for one node: under salloc the sweep may run on a login node,
+        and the daemon belongs on the node the ranks run on."""
+        if nodes == 1 and self.node_spec == "auto" and self.kind != "srun":
+            return helper_argv
+        if self.node_spec != "auto":
+            return self._fill(self.node_spec, nodes=nodes) + helper_argv
+        if self.kind == "srun":
+            # --overlap: the daemon step must not keep the job's CPUs and GPUs from the mpsbench steps;
+            # it stays alive for the whole MPS phase because Slurm kills what a finished step leaves behind.
+            return [self.program, f"--nodes={nodes}", f"--ntasks={nodes}", "--ntasks-per-node=1", "--overlap",
+                    "--input=all", "--kill-on-bad-exit=0", "--export=ALL"] + helper_argv
+        if self.kind == "mpirun" and self.open_mpi:
+            cmd = [self.program] + (["--allow-run-as-root"] if _is_root() else [])
+            return cmd + ["-np", str(nodes), "--map-by", "ppr:1:node", "--stdin", "all", "-x", "PYTHONPATH"] + helper_argv
+        raise LauncherError(f"--nodes {nodes} with MPS modes: pass --node-launcher TEMPLATE (with {{nodes}}) that runs "
+                            "one copy of a command per node and gives every copy its standard input")
+

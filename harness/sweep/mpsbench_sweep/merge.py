@@ -1,0 +1,166 @@
+"""One results file from the jobs' part files, and the comparison table.
+
+The merged file is an ordinary mpsbench results file (same schema): `context`
+of the first part plus `context.sweep` (what ran, how, with which daemon),
+`results` of every part. It is rewritten atomically (temporary file, fsync,
+rename) after every job, so a sweep killed at any moment leaves valid JSON
+holding everything that finished; `complete` turns true only when every planned
+job ran to its end and every part is complete.
+"""
+import json
+import os
+import statistics
+import tempfile
+
+MODE_ORDER = ("timeslice", "mps", "mps-qos", "streams")
+
+
+def load_part(path):
+    """The part's document, or None when it is missing or not a results file (a crashed job)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("schema") != "mpsbench-results" or "context" not in doc:
+        return None
+    return doc
+
+
+def merge(parts, sweep, all_jobs_done):
+    """parts: documents in job order. None when there is nothing to merge (no context to keep)."""
+    if not parts:
+        return None
+    context = dict(parts[0]["context"])
+    context["sweep"] = sweep
+    results = [r for p in parts for r in p.get("results", [])]
+    complete = all_jobs_done and all(p.get("complete") is True for p in parts)
+    return {"schema": "mpsbench-results", "schema_version": parts[0].get("schema_version", 1),
+            "complete": complete, "context": context, "results": results}
+
+
+def write_atomic(path, doc):
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".mpsbench-sweep-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+
+
+def si(value, unit):
+    """48.2 TFLOP/s: three significant digits and an SI prefix."""
+    if value is None:
+        return "-"
+    for factor, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")):
+        if abs(value) >= factor:
+            scaled = value / factor
+            break
+    else:
+        scaled, prefix = value, ""
+    digits = 2 if abs(scaled) < 10 else 1 if abs(scaled) < 100 else 0
+    return f"{scaled:.{digits}f} {prefix}{unit}"
+
+
+def _ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def _columns(results):
+    """Mode columns in the usual order; mps-qos gets one column per percentage when a row has several."""
+    qos = {}
+    for r in results:
+        if r["mode"] == "mps-qos":
+            qos.setdefault(r["ranks_per_gpu"], set()).add(r["mps_active_thread_percentage"])
+    split_qos = any(len(p) > 1 for p in qos.values())
+    columns = []
+    for mode in MODE_ORDER + tuple(sorted({r["mode"] for r in results} - set(MODE_ORDER))):
+        if mode == "mps-qos" and split_qos:
+            for p in sorted({p for ps in qos.values() for p in ps}, key=lambda p: (p is None, p)):
+                columns.append((mode, p, f"mps-qos {p}%"))
+        elif any(r["mode"] == mode for r in results):
+            columns.append((mode, None, mode))
+    return columns, split_qos, qos
+
+
+def table(doc):
+    results = doc.get("results", [])
+    if not results:
+        return "no results to compare"
+    columns, split_qos, qos = _columns(results)
+    rows = {}
+    for r in results:
+        key = (r["kernel"], r["precision"], r["size"], r["ranks_per_gpu"])
+        col = (r["mode"], r["mps_active_thread_percentage"] if split_qos and r["mode"] == "mps-qos" else None)
+        rows.setdefault(key, {})[col] = r
+    order = {}
+    for r in results:
+        order.setdefault((r["kernel"], r["precision"]), len(order))
+    present = {c[0] for c in columns}
+    ratios = [(name, a, b) for name, a, b in (("MPS gain", "mps", "timeslice"), ("mps/streams", "mps", "streams"),
+                                              ("ts/streams", "timeslice", "streams")) if {a, b} <= present]
+    header = ["kernel", "precision", "size", "ranks/gpu"] + [c[2] for c in columns] + [r[0] for r in ratios] + \
+             ["verified"]
+    lines = [header]
+    for key in sorted(rows, key=lambda k: (order[k[:2]], k[2], k[3])):
+        cells = rows[key]
+
+        def value(mode, p=None):
+            r = cells.get((mode, p))
+            return r["aggregate"][r["primary_metric"]]["median"] if r else None
+
+        line = [key[0], key[1], str(key[2]), str(key[3])]
+        for mode, p, _ in columns:
+            r = cells.get((mode, p))
+            line.append(si(value(mode, p), r["primary_unit"]) if r else "-")
+        failed = sorted({c[0] if c[1] is None else f"{c[0]} {c[1]}%" for c, r in cells.items() if not r["verified"]})
+        line += [_ratio(value(a), value(b)) for _, a, b in ratios] + ["yes" if not failed else "NO: " + ",".join(failed)]
+        lines.append(line)
+    widths = [max(len(l[i]) for l in lines) for i in range(len(header))]
+    text = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(l, widths))) for l in lines]
+    notes = ["throughput: aggregate median of the kernel's headline metric over the active ranks"]
+    if ratios:
+        notes.append("MPS gain = mps / timeslice; mps/streams, ts/streams: ratio to k instances in one process "
+                     "(streams)")
+    if qos and not split_qos:
+        notes.append("mps-qos: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per ranks/gpu: " +
+                     ", ".join(f"{k}: {next(iter(p))}%" for k, p in sorted(qos.items())))
+    return "\n".join(text + [""] + notes)
+
+
+def _mib(value):
+    return "-" if value is None else f"{value / 2**20:.0f} MiB"
+
+
+def memory_summary(sweep):
+    """Per job: median context memory of a rank (from mpsbench's context.ranks) and the MPS server's peak."""
+    lines, known = [], False
+    for job in sweep.get("jobs", []):
+        if job.get("status") == "not_run":
+            continue
+        per_rank = [r["context_memory_bytes"] for r in job.get("ranks") or [] if r.get("context_memory_bytes")]
+        context = statistics.median(per_rank) if per_rank else None
+        server = (job.get("daemon") or {}).get("mps_server_memory_bytes")
+        known = known or context is not None or server is not None
+        lines.append(f"  {job['label']:<24} context per rank {_mib(context):>9}   MPS server {_mib(server):>9}")
+    if not known:
+        return ""
+    return "GPU memory (median context of a rank; MPS server peak, from nvidia-smi):\n" + "\n".join(lines)

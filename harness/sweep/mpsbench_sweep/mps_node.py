@@ -1,0 +1,191 @@
+"""One MPS daemon per node, held by a guardian process on that node.
+
+    python3 -m mpsbench_sweep.mps_node serve --base-dir DIR --control PATH [...]
+    python3 -m mpsbench_sweep.mps_node cleanup --base-dir DIR --control PATH
+
+`serve` starts the daemon (mps_daemon.Daemon), prints one JSON line
+{"event": "ready"|"failed", "host": ...}, then waits on stdin. A "stop" line,
+end of input, SIGTERM, SIGINT or SIGHUP make it quit the daemon, verify that
+it exited, remove its directories and print {"event": "stopped", "report": ...}.
+
+Why a guardian process instead of calling the functions from the sweep:
+- multi-node: the same program runs once per node under
+  `srun --ntasks-per-node=1 --overlap --input=all` or
+  `mpirun --map-by ppr:1:node --stdin all`; it must stay alive for the whole
+  MPS phase because Slurm (proctrack/cgroup) kills what a step leaves behind;
+- every exit path: the guardian reads its stdin from the sweep, so even if the
+  sweep is SIGKILLed (OOM killer, time limit) the guardian sees end of input and
+  removes the daemon. The sweep uses it on a single node too, started directly.
+`cleanup` stops a daemon left behind at DIR (say, after the guardian itself was
+SIGKILLed) the same way.
+"""
+import argparse
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from .mps_daemon import Daemon, DaemonError, describe_foreign, find_foreign
+
+
+class _Stop(Exception):
+    pass
+
+
+def _emit(event, **fields):
+    try:
+        print(json.dumps({"event": event, "host": socket.gethostname(), **fields}), flush=True)
+    except (BrokenPipeError, OSError):
+        pass  # the sweep is gone: clean up all the same
+
+
+def _raise_stop(signum, frame):
+    raise _Stop(signum)
+
+
+def serve(args):
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, _raise_stop)
+    daemon = Daemon(args.control, args.base_dir, args.log_copy_dir)
+    ok = False
+    try:
+        # A daemon under the sweep's own base name is a sibling guardian's (only where several
+        # "nodes" share one host, as in the tests).
+        foreign = find_foreign(own_prefix=args.sweep_base or args.base_dir) if args.refuse_existing else []
+        if foreign:
+            _emit("failed", error=f"an MPS daemon not started by this sweep is running: {describe_foreign(foreign)}; "
+                                  "it is left alone", foreign=foreign)
+        else:
+            daemon.start(args.ready_timeout)
+            _emit("ready", pipe_dir=daemon.pipe_dir, log_dir=daemon.log_dir,
+                  pids=sorted(p.pid for p in daemon.processes()))
+            ok = True
+            while True:
+                line = sys.stdin.readline()
+                if not line or line.strip() == "stop":
+                    break
+    except _Stop:
+        pass
+    except DaemonError as e:
+        _emit("failed", error=str(e))
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)  # cleanup must finish
+        report = daemon.stop(args.quit_timeout, args.grace)
+        _emit("stopped", report=report)
+    return 0 if ok and report["ok"] else 3
+
+
+def cleanup(args):
+    daemon = Daemon(args.control, args.base_dir, args.log_copy_dir)
+    daemon.created = os.path.isdir(args.base_dir)
+    result = daemon.stop(args.quit_timeout, args.grace)
+    print(json.dumps(result))
+    return 0 if result["ok"] else 3
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m mpsbench_sweep.mps_node", description=__doc__.split("\n")[0])
+    parser.add_argument("action", choices=["serve", "cleanup"])
+    parser.add_argument("--base-dir", required=True, help="private directory; pipe/ and log/ go inside")
+    parser.add_argument("--control", required=True, help="nvidia-cuda-mps-control to run")
+    parser.add_argument("--log-copy-dir", default=None, help="copy the daemon's logs to DIR/HOST before removal")
+    parser.add_argument("--ready-timeout", type=float, default=15.0)
+    parser.add_argument("--quit-timeout", type=float, default=10.0)
+    parser.add_argument("--grace", type=float, default=10.0)
+    parser.add_argument("--sweep-base", default=None,
+                        help="base directory name the sweep chose (default: --base-dir); daemons under it are ours")
+    parser.add_argument("--refuse-existing", action="store_true",
+                        help="fail (without touching it) when another MPS daemon runs on this node")
+    args = parser.parse_args(argv)
+    return serve(args) if args.action == "serve" else cleanup(args)
+
+
+class Guardian:
+    """The sweep's side of `serve`: one guardian per node, reached through one launcher process."""
+
+    def __init__(self, command, env, nodes):
+        self.command, self.env, self.nodes = command, env, nodes
+        self.proc = None
+        self.events = queue.Queue()
+        self.ready, self.failed, self.stopped = [], [], []
+
+    def launch(self):
+        self.proc = subprocess.Popen(self.command, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, start_new_session=True)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            try:
+                event = json.loads(line)
+                event["event"] + event["host"]
+            except (ValueError, KeyError, TypeError):
+                sys.stderr.write(line)  # launcher noise
+                continue
+            self.events.put(event)
+        self.events.put(None)  # end of output
+
+    def _collect(self, wanted, count, timeout):
+        deadline = time.monotonic() + timeout
+        eof = False
+        while not eof and len(getattr(self, wanted)) < count and time.monotonic() < deadline:
+            if wanted == "ready" and self.failed:
+                break
+            try:
+                event = self.events.get(timeout=max(0.01, min(0.5, deadline - time.monotonic())))
+            except queue.Empty:
+                continue
+            if event is None:
+                eof = True
+            else:
+                getattr(self, event["event"], []).append(event)
+
+    def wait_ready(self, timeout):
+        """Raises DaemonError unless every node reported ready."""
+        self._collect("ready", self.nodes, timeout)
+        if self.failed:
+            raise DaemonError("; ".join(f"{e['host']}: {e['error']}" for e in self.failed))
+        if len(self.ready) < self.nodes:
+            raise DaemonError(f"{len(self.ready)} of {self.nodes} node(s) reported a ready MPS daemon "
+                              f"within {timeout:g} s")
+
+    def stop(self, timeout):
+        """Asks every guardian to stop; returns the stop reports (a guardian that does not answer is
+        terminated, which makes it clean up too)."""
+        if self.proc is None:
+            return []
+        try:
+            self.proc.stdin.write("stop\n")
+            self.proc.stdin.flush()
+            self.proc.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+        if len(self.ready) + len(self.failed) < self.nodes:
+            self._signal(signal.SIGTERM)  # a guardian still starting reads no input: interrupt it
+        self._collect("stopped", self.nodes, timeout)  # ends early when the launcher's output ends
+        for sig, wait in ((None, 5), (signal.SIGTERM, timeout), (signal.SIGKILL, 5)):
+            if sig is not None:
+                self._signal(sig)
+            try:
+                self.proc.wait(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        self._collect("stopped", self.nodes, 1.0)
+        return [e["report"] for e in self.stopped]
+
+    def _signal(self, sig):
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Stands in for `mpirun -np N mpsbench ...` in the sweep's life-cycle tests.
+
+Used as --launcher 'python3 fake_job.py --np {np}': it gets the sweep's
+mpsbench command line, checks what a real job would see (the number of ranks,
+the MPS state each rank's environment gives it), and writes a schema-valid
+results file whose throughput depends on the mode in a known way
+(timeslice 1x, mps 1.5x, mps-qos 1.25x, streams 2x, times k), so the tests can
+check the sweep's arithmetic.
+
+Faults (environment; the value is a comma list of modes, or 1 for every mode):
+  FAKE_JOB_CRASH       exit 134 before writing anything (like MPI_Abort / a crashed rank)
+  FAKE_JOB_HANG        write the context (complete: false), start a child "rank",
+                       write both pids to FAKE_JOB_PID_DIR/MODE.pids, sleep
+  FAKE_JOB_REJECT      exit 2 with an `mpsbench: error:` line about memory
+  FAKE_JOB_NOT_CLIENT  exit 2 claiming rank 0 is not an MPS client
+  FAKE_JOB_VERIFY_FAIL results fail verification, exit 1
+  FAKE_JOB_IGNORE_TERM=1  ignore SIGTERM (the sweep must escalate to SIGKILL)
+FAKE_JOB_CONTROL: the (fake) MPS control program used to ask for a daemon;
+FAKE_JOB_GPUS: GPUs per node (default 1).
+"""
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+FACTOR = {"timeslice": 1.0, "mps": 1.5, "mps-qos": 1.25, "streams": 2.0}
+MIB = 1024 * 1024
+
+
+def fault(name, mode):
+    value = os.environ.get(name, "")
+    return value == "1" or mode in value.split(",")
+
+
+def fail(message):
+    print(f"mpsbench: error: {message}", file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
+def daemon_answers():
+    control = os.environ.get("FAKE_JOB_CONTROL")
+    if not control or "CUDA_MPS_PIPE_DIRECTORY" not in os.environ:
+        return False
+    r = subprocess.run([control], input="get_server_list\n", capture_output=True, text=True, timeout=10)
+    return r.returncode == 0
+
+
+def write(path, doc):
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f)
+    os.replace(path + ".tmp", path)
+
+
+def summary(value):
+    return {"median": value, "min": value, "max": value, "samples": [value, value]}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--np", type=int, required=True)
+    p.add_argument("mpsbench")
+    p.add_argument("--mode", required=True)
+    p.add_argument("--ranks-per-gpu", required=True)
+    p.add_argument("--output", required=True)
+    p.add_argument("--kernel", default="matmul")
+    p.add_argument("--size", default="64")
+    args, _ = p.parse_known_args()
+    mode, ks = args.mode, [int(k) for k in args.ranks_per_gpu.split(",")]
+    gpus = int(os.environ.get("FAKE_JOB_GPUS", "1"))
+    host = socket.gethostname()
+    if fault("FAKE_JOB_IGNORE_TERM", mode) or os.environ.get("FAKE_JOB_IGNORE_TERM") == "1":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if fault("FAKE_JOB_CRASH", mode):
+        print(f"fake_job: rank 0 on {host}: simulated crash", file=sys.stderr, flush=True)
+        sys.exit(134)
+    expected_np = gpus * (1 if mode == "streams" else max(ks))
+    if args.np != expected_np:
+        fail(f"{max(ks)} active ranks per host requested, but only {args.np // gpus} exist (np {args.np})")
+    pct = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
+    client = mode in ("mps", "mps-qos")
+    if client and (fault("FAKE_JOB_NOT_CLIENT", mode) or not daemon_answers()):
+        fail(f"--mode {mode}: rank 0 on {host} is not an MPS client (CU_DEVICE_ATTRIBUTE_MPS_ENABLED=0): no MPS "
+             "control daemon answered on its CUDA_MPS_PIPE_DIRECTORY")
+    if not client:
+        pipe = os.environ.get("CUDA_MPS_PIPE_DIRECTORY")
+        if not pipe or not os.path.isdir(pipe) or os.listdir(pipe) or daemon_answers() or pct:
+            fail(f"--mode {mode}: rank 0 on {host} is an MPS client, or its CUDA_MPS_PIPE_DIRECTORY ({pipe}) is not "
+                 "a private empty directory")
+    if mode == "mps-qos" and not pct:
+        fail(f"--mode mps-qos: rank 0 on {host} has no CUDA_MPS_ACTIVE_THREAD_PERCENTAGE set")
+    if mode == "mps" and pct:
+        fail(f"--mode mps: rank 0 on {host} runs with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE={pct}")
+    if fault("FAKE_JOB_REJECT", mode):
+        fail("matmul fp32 size 46000 with 8 ranks per GPU needs 8 x 23.65 GiB = 189.20 GiB, but GPU 0 on "
+             f"{host} has 79.10 GiB free")
+    pct = int(pct) if pct else None
+    ranks = [{"rank": r, "host": host, "local_rank": r, "device_slot": r // gpus, "gpu_index": r % gpus,
+              "gpu_uuid": f"GPU-fake-{r % gpus}", "mps_enabled": client, "sm_count": 132,
+              "memory_free_bytes": 80000 * MIB, "mps_active_thread_percentage": pct,
+              "context_memory_bytes": None if r < gpus else (20 if client else 500) * MIB}
+             for r in range(args.np)]
+    context = {"tool": "mpsbench", "version": "0.1.0", "git_commit": "fake", "git_dirty": False,
+               "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "argv": sys.argv, "hosts": [host],
+               "mpi": {"library_version": "fake MPI", "world_size": args.np}, "mode_requested": mode,
+               "device": {"requested": "auto", "used": "gpu", "note": "", "devices": gpus,
+                          "max_ranks_per_device": args.np // gpus},
+               "cuda": {"driver_version": "13.0", "runtime_version": "13.0", "cublas_version": 130100},
+               "settings": {"min_time_s": 0.25, "repetitions": 2, "seed": 1},
+               "gpus": [{"host": host, "index": g, "name": "Fake GPU", "uuid": f"GPU-fake-{g}", "sm_count": 132,
+                         "memory_total_bytes": 81559 * MIB, "compute_mode": "DEFAULT", "sm_clock_peak_khz": 1980000}
+                        for g in range(gpus)],
+               "ranks": ranks}
+    doc = {"schema": "mpsbench-results", "schema_version": 1, "complete": False, "context": context, "results": []}
+    write(args.output, doc)
+    if fault("FAKE_JOB_HANG", mode):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        pid_dir = os.environ.get("FAKE_JOB_PID_DIR", os.path.dirname(args.output))
+        with open(os.path.join(pid_dir, f"{mode}.pids.tmp"), "w") as f:
+            f.write(f"{os.getpid()} {child.pid}\n")
+        os.replace(os.path.join(pid_dir, f"{mode}.pids.tmp"), os.path.join(pid_dir, f"{mode}.pids"))
+        time.sleep(300)
+        sys.exit(1)
+    verified = not fault("FAKE_JOB_VERIFY_FAIL", mode)
+    for kernel in args.kernel.split(","):
+        for size in (int(s) for s in args.size.split("=")[-1].split(",")):
+            for k in ks:
+                value = 1e12 * FACTOR[mode] * k
+                instances = k if mode == "streams" else 1
+                check = {"ok": verified, "max_rel_error": 1e-7 if verified else 0.5, "tolerance": 1e-5,
+                         "checked_values": 1024, "detail": "" if verified else "planted failure"}
+                doc["results"].append({
+                    "kernel": kernel, "precision": "fp32", "size": size, "ranks_per_gpu": k, "device": "gpu",
+                    "mode": mode, "mps_active_thread_percentage": pct, "status": "ok", "error": None,
+                    "active_ranks": k * gpus, "devices": gpus, "instances_per_rank": instances,
+                    "iterations_per_repetition": 10, "repetitions": 2,
+                    "work_per_iteration": {"flop": 2.0 * size ** 3, "byte": 12.0 * size ** 2, "items": 0.0,
+                                           "item_unit": ""},
+                    "primary_metric": "flop_per_s", "primary_unit": "FLOP/s", "window_s": [0.3, 0.3],
+                    "aggregate": {"flop_per_s": summary(value), "byte_per_s": summary(value / 100),
+                                  "item_per_s": summary(0.0)},
+                    "aggregate_cv": 0.0, "speedup_vs_one_rank_per_gpu": None if k == 1 else float(k),
+                    "jain_fairness": 1.0, "verified": verified, "max_rel_error": check["max_rel_error"],
+                    "ranks": [{"rank": 0 if mode == "streams" else r, "instance": r if mode == "streams" else 0,
+                               "host": host, "local_rank": 0, "gpu_index": 0, "gpu_uuid": "GPU-fake-0",
+                               "mps_enabled": client, "sm_count": 132, "iteration_time_s": summary(0.03),
+                               "gpu_iteration_time_s": summary(0.03), "throughput_per_s": value / k,
+                               "verification": check, "kernel_details": {}} for r in range(k)]})
+    doc["complete"] = True
+    write(args.output, doc)
+    sys.exit(0 if verified else 1)
+
+
+if __name__ == "__main__":
+    main()
