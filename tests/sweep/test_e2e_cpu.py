@@ -25,7 +25,7 @@ class RealMpsbenchStreamsOnCpu(SweepTestCase):
     def test_streams_on_cpu_device(self):
         r = self.sweep(["--modes", "streams", "--ranks-per-gpu", "1,2", "--launcher", "mpirun",
                         "--mpsbench", self.mpsbench, "--output", self.output, "--",
-                        "--device", "cpu", "--size", "24", "--min-time", "0.01", "--repetitions", "2"], timeout=300)
+                        "--device", "cpu", "--kernel", "matmul", "--size", "24", "--min-time", "0.01", "--repetitions", "2"], timeout=300)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         doc = self.merged()
         self.assertTrue(doc["complete"])
