@@ -24,7 +24,6 @@ have() {
   case $1 in
     build-essential) command -v g++ >/dev/null && command -v make >/dev/null ;;
     cmake) command -v cmake >/dev/null ;;
-    git) command -v git >/dev/null ;;
     python3-venv) python3 -c 'import venv, ensurepip' 2>/dev/null ;;
     openmpi-bin) command -v mpirun >/dev/null ;;
     libopenmpi-dev) command -v mpicxx >/dev/null ;;
@@ -35,9 +34,8 @@ have() {
     *) return 1 ;;
   esac
 }
-base_packages=(build-essential cmake git python3-venv openmpi-bin libopenmpi-dev nlohmann-json3-dev
-               libbenchmark-dev libgtest-dev)
-test_packages=(libvalijson-dev)
+base_packages=(build-essential cmake openmpi-bin libopenmpi-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev)
+test_packages=(libvalijson-dev python3-venv)
 
 install_packages() {
   local missing=()
