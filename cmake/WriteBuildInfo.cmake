@@ -2,7 +2,8 @@
 set(commit "unknown")
 set(dirty "false")
 # A copy without .git (e.g. a tree shipped to a GPU node) can name its commit.
-if(DEFINED ENV{MPSBENCH_GIT_COMMIT} AND NOT "$ENV{MPSBENCH_GIT_COMMIT}" STREQUAL "")
+# Only a hex object name is taken: the value is pasted into C++ source.
+if("$ENV{MPSBENCH_GIT_COMMIT}" MATCHES "^[0-9a-fA-F]+$")
   set(commit "$ENV{MPSBENCH_GIT_COMMIT}")
 endif()
 find_package(Git QUIET)
