@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "cli_values.hpp"
 #include "device_buffer.hpp"
 #include "random_inputs.hpp"
 
@@ -31,9 +32,7 @@ namespace {
 constexpr std::int64_t kMaxIterations = 1'000'000'000;  // as the harness
 constexpr std::uint64_t kSeed = 1;                      // the harness's default seed, rank 0
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using mpsb::UsageError;
 
 struct Options {
   std::vector<std::string> precisions{"fp32", "tf32", "bf16"};
@@ -46,18 +45,6 @@ const char* kUsage =
     "usage: bare-gemm [--precision fp32,tf32,bf16] [--size 8192,...] [--min-time S] [--repetitions R]\n"
     "Times a bare cublasGemmEx (the call kernels/matmul.cu makes) with mpsbench's protocol\n"
     "and prints the median TFLOP/s over R windows of at least S seconds (defaults 5, 0.25).\n";
-
-std::vector<std::string> split(const std::string& flag, const std::string& list) {
-  std::vector<std::string> items;
-  std::string item;
-  std::istringstream in(list);
-  while (std::getline(in, item, ',')) {
-    if (item.empty()) throw UsageError(flag + ": empty item in '" + list + "'");
-    items.push_back(item);
-  }
-  if (items.empty() || list.back() == ',') throw UsageError(flag + ": empty item in '" + list + "'");
-  return items;
-}
 
 double number(const std::string& flag, const std::string& text, double lo, double hi) {
   errno = 0;
@@ -94,7 +81,7 @@ Options parse(int argc, char** argv) {
       throw UsageError(flag + ": missing value");
     }
     if (flag == "--precision") {
-      opt.precisions = split(flag, value);
+      opt.precisions = mpsb::split_list(flag, value);
       for (const auto& p : opt.precisions) {
         if (p != "fp32" && p != "tf32" && p != "bf16") {
           throw UsageError("--precision: '" + p + "' is not fp32, tf32, bf16");
@@ -102,7 +89,7 @@ Options parse(int argc, char** argv) {
       }
     } else if (flag == "--size") {
       opt.sizes.clear();
-      for (const auto& s : split(flag, value)) opt.sizes.push_back(integer(flag, s, 1, 46340));
+      for (const auto& s : mpsb::split_list(flag, value)) opt.sizes.push_back(integer(flag, s, 1, 46340));
     } else if (flag == "--min-time") {
       opt.min_time_s = number(flag, value, 1e-6, 3600);
     } else if (flag == "--repetitions") {

@@ -10,29 +10,11 @@
 namespace mpsb::micro {
 namespace {
 
-std::vector<std::int64_t> parse_size_list(const std::string& flag, const std::string& list) {
-  std::vector<std::int64_t> sizes;
-  std::string item;
-  std::istringstream in(list);
-  while (std::getline(in, item, ',')) {
-    errno = 0;
-    char* end = nullptr;
-    const long long value = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || end != item.c_str() + item.size() || errno == ERANGE || item.front() == ' ') {
-      throw UsageError(flag + ": '" + item + "' is not an integer");
-    }
-    if (value <= 0) throw UsageError(flag + ": size " + item + " must be positive");
-    sizes.push_back(value);
-  }
-  if (sizes.empty() || list.back() == ',') throw UsageError(flag + ": empty item in list '" + list + "'");
-  return sizes;
-}
-
 // "--sizes=matmul=512,1024" names one kernel (as mpsbench's --size); "--sizes=512,1024" all of them.
 void parse_sizes(const std::string& value, MicroOptions& opt) {
   const auto equals = value.find('=');
   if (equals == std::string::npos) {
-    opt.sizes = parse_size_list("--sizes", value);
+    opt.sizes = mpsb::parse_sizes("--sizes", value);
     return;
   }
   const std::string kernel = value.substr(0, equals);
@@ -41,7 +23,7 @@ void parse_sizes(const std::string& value, MicroOptions& opt) {
     for (const auto& k : kernel_registry()) known += (known.empty() ? "" : ", ") + k.name;
     throw UsageError("--sizes: unknown kernel '" + kernel + "' (known: " + known + ")");
   }
-  opt.kernel_sizes[kernel] = parse_size_list("--sizes", value.substr(equals + 1));
+  opt.kernel_sizes[kernel] = mpsb::parse_sizes("--sizes", value.substr(equals + 1));
 }
 
 DeviceRequest parse_device(const std::string& value) {

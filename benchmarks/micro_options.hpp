@@ -9,12 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "cli_values.hpp"
+
 namespace mpsb::micro {
 
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using mpsb::UsageError;
 
 enum class DeviceRequest { automatic, cpu, gpu };
 

@@ -10,33 +10,6 @@
 namespace mpsb {
 namespace {
 
-std::vector<std::string> split_list(const std::string& flag, const std::string& value) {
-  std::vector<std::string> items;
-  std::string item;
-  std::istringstream in(value);
-  while (std::getline(in, item, ',')) {
-    if (item.empty()) throw UsageError(flag + ": empty item in list '" + value + "'");
-    items.push_back(item);
-  }
-  if (items.empty() || value.back() == ',') throw UsageError(flag + ": empty item in list '" + value + "'");
-  return items;
-}
-
-std::int64_t parse_integer(const std::string& flag, const std::string& text, std::int64_t min_value,
-                           std::int64_t max_value) {
-  errno = 0;
-  char* end = nullptr;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || text.front() == ' ') {
-    throw UsageError(flag + ": '" + text + "' is not an integer");
-  }
-  if (value < min_value || value > max_value) {
-    throw UsageError(flag + ": " + text + " is out of range [" + std::to_string(min_value) + ", " +
-                     std::to_string(max_value) + "]");
-  }
-  return value;
-}
-
 double parse_seconds(const std::string& flag, const std::string& text) {
   errno = 0;
   char* end = nullptr;
@@ -56,16 +29,6 @@ const KernelInfo& known_kernel(const std::string& flag, const std::string& name)
     throw UsageError(flag + ": unknown kernel '" + name + "' (known: " + known + ")");
   }
   return *info;
-}
-
-std::vector<std::int64_t> parse_sizes(const std::string& flag, const std::string& list) {
-  std::vector<std::int64_t> sizes;
-  for (const auto& item : split_list(flag, list)) {
-    const std::int64_t size = parse_integer(flag, item, INT64_MIN, INT64_MAX);
-    if (size <= 0) throw UsageError(flag + ": size " + item + " must be positive");
-    sizes.push_back(size);
-  }
-  return sizes;
 }
 
 void check_size_limits(const std::string& kernel, const std::vector<std::int64_t>& sizes) {

@@ -8,15 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "cli_values.hpp"
 #include "sharing.hpp"
 
 namespace mpsb {
-
-// Bad input: main prints "mpsbench: error: <what>" once and exits with 2.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 enum class DeviceChoice { automatic, gpu, cpu };
 

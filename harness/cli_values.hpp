@@ -1,0 +1,26 @@
+// Parsing of command-line values shared by mpsbench, mpsbench-micro and
+// bare-gemm, so every tool rejects bad input with the same one-line messages.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mpsb {
+
+// Bad input: the tool prints "<tool>: error: <what>" once and exits with 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "a,b,c" -> {"a", "b", "c"}; an empty item is an error naming `flag`.
+std::vector<std::string> split_list(const std::string& flag, const std::string& value);
+// A whole decimal integer in [min_value, max_value].
+std::int64_t parse_integer(const std::string& flag, const std::string& text, std::int64_t min_value,
+                           std::int64_t max_value);
+// A list of positive problem sizes.
+std::vector<std::int64_t> parse_sizes(const std::string& flag, const std::string& list);
+
+}  // namespace mpsb
