@@ -52,7 +52,10 @@ struct Fp64Tuning {
 };
 // Chunks per resident block slot: 1 launches exactly one full wave, so every
 // SM holds the same number of equal chunks and finishes with the others.
-constexpr std::int64_t kWaves = 1;
+#ifndef MPSB_NBODY_WAVES
+#define MPSB_NBODY_WAVES 1
+#endif
+constexpr std::int64_t kWaves = MPSB_NBODY_WAVES;
 // Most partial sums one body can get (chunks touching one target block);
 // sizes the partial-sum buffer.
 constexpr std::int64_t kMaxSlots = 64;

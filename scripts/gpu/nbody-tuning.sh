@@ -6,7 +6,9 @@ set -uo pipefail
 out=${OUT:-/tmp/mpsbench-out}
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-variants=(
+# Variants as NAME:FLAGS arguments, or the list below.
+variants=("$@")
+[ ${#variants[@]} -gt 0 ] || variants=(
   "default:"
   "b8:-DMPSB_NBODY_FP32_BODIES=8 -DMPSB_NBODY_FP32_MIN_BLOCKS=3"
   "b2:-DMPSB_NBODY_FP32_BODIES=2"
