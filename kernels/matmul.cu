@@ -48,18 +48,17 @@ class MatmulGpu final : public Workload {
     MPSB_CUBLAS(cublasCreate(&handle_));
     MPSB_CUBLAS(cublasSetStream(handle_, stream_));
     MPSB_CUBLAS(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
+    type_ = precision_ == "bf16" ? CUDA_R_16BF : CUDA_R_32F;
+    compute_ = precision_ == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     MPSB_CUDA(cudaStreamSynchronize(stream_));
   }
 
   void run() override {
     const float alpha = 1.0f, beta = 0.0f;
     const int n = static_cast<int>(n_);
-    const cudaDataType_t type = precision_ == "bf16" ? CUDA_R_16BF : CUDA_R_32F;
-    const cublasComputeType_t compute =
-        precision_ == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     // Row-major C = A B is column-major C^T = B^T A^T: pass B first.
-    MPSB_CUBLAS(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, b_.as<void>(), type, n,
-                             a_.as<void>(), type, n, &beta, c_.as<void>(), type, n, compute,
+    MPSB_CUBLAS(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, b_.as<void>(), type_, n,
+                             a_.as<void>(), type_, n, &beta, c_.as<void>(), type_, n, compute_,
                              CUBLAS_GEMM_DEFAULT));
   }
 
@@ -77,9 +76,12 @@ class MatmulGpu final : public Workload {
     if (precision_ == "bf16") {
       std::vector<__nv_bfloat16> converted(host.size());
       for (std::size_t i = 0; i < host.size(); ++i) converted[i] = __float2bfloat16(host[i]);
-      MPSB_CUDA(cudaMemcpy(device.as<void>(), converted.data(), device.bytes(), cudaMemcpyHostToDevice));
+      MPSB_CUDA(cudaMemcpyAsync(device.as<void>(), converted.data(), device.bytes(), cudaMemcpyHostToDevice,
+                                stream_));
+      // From pageable memory the call returns once the source is staged, so
+      // `converted` may go; the stream orders the copy before the first GEMM.
     } else {
-      MPSB_CUDA(cudaMemcpy(device.as<void>(), host.data(), device.bytes(), cudaMemcpyHostToDevice));
+      MPSB_CUDA(cudaMemcpyAsync(device.as<void>(), host.data(), device.bytes(), cudaMemcpyHostToDevice, stream_));
     }
   }
 
@@ -103,6 +105,8 @@ class MatmulGpu final : public Workload {
   Inputs inputs_;
   DeviceBuffer a_, b_, c_;
   cublasHandle_t handle_ = nullptr;
+  cudaDataType_t type_ = CUDA_R_32F;
+  cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
 };
 
 KernelInfo matmul_info() {
