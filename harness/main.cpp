@@ -156,17 +156,6 @@ std::vector<std::optional<nlohmann::ordered_json>> load_resume(const MpiContext&
   return slots;
 }
 
-// A resumed one-rank result is the speedup baseline of the configurations still to run.
-void seed_baselines(const std::vector<std::optional<nlohmann::ordered_json>>& slots,
-                    std::map<std::tuple<std::string, std::string, std::int64_t>, double>& one_rank) {
-  for (const auto& r : slots) {
-    if (!r || (*r)["status"] != "ok" || (*r)["ranks_per_gpu"] != 1) continue;
-    const auto& primary = (*r)["aggregate"][(*r)["primary_metric"].get<std::string>()];
-    one_rank[std::make_tuple((*r)["kernel"].get<std::string>(), (*r)["precision"].get<std::string>(),
-                             (*r)["size"].get<std::int64_t>())] = primary["median"].get<double>();
-  }
-}
-
 int run(int argc, char** argv) {
   MpiContext ctx = make_mpi_context();
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -261,7 +250,7 @@ int run(int argc, char** argv) {
   const bool streams = opt.mode == SharingMode::streams;
 
   std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_throughput;
-  if (ctx.rank == 0) seed_baselines(resumed, one_rank_throughput);
+  if (ctx.rank == 0) one_rank_throughput = one_rank_baselines(resumed);
   bool all_verified = true;
   bool any_failed = false;
   Watchdog watchdog;

@@ -79,4 +79,16 @@ std::vector<std::optional<ojson>> resumable_results(const ojson& doc, const RunI
   return out;
 }
 
+std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_baselines(
+    const std::vector<std::optional<ojson>>& slots) {
+  std::map<std::tuple<std::string, std::string, std::int64_t>, double> out;
+  for (const auto& r : slots) {
+    if (!r || (*r)["status"] != "ok" || (*r)["ranks_per_gpu"] != 1) continue;
+    const auto& primary = (*r)["aggregate"][(*r)["primary_metric"].get<std::string>()];
+    out[std::make_tuple((*r)["kernel"].get<std::string>(), (*r)["precision"].get<std::string>(),
+                        (*r)["size"].get<std::int64_t>())] = primary["median"].get<double>();
+  }
+  return out;
+}
+
 }  // namespace mpsb

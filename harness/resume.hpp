@@ -5,8 +5,11 @@
 // would silently produce a file no single run could have written.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,5 +36,10 @@ nlohmann::ordered_json read_results_file(const std::string& path);
 // mpsbench-results document for `current`.
 std::vector<std::optional<nlohmann::ordered_json>> resumable_results(const nlohmann::ordered_json& doc,
                                                                      const RunIdentity& current);
+
+// The aggregate median of each resumed ok one-rank result, by (kernel,
+// precision, size): the speedup baseline of the configurations still to run.
+std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_baselines(
+    const std::vector<std::optional<nlohmann::ordered_json>>& slots);
 
 }  // namespace mpsb
