@@ -33,19 +33,37 @@ std::string error_identity() {
   return "rank " + std::to_string(identity().rank) + " on host " + identity().host;
 }
 
+namespace {
+std::string failure_text(const std::string& call, const std::string& error, const char* file, int line) {
+  return error_identity() + ": " + call + " failed: " + error + " (" + base_name(file) + ":" +
+         std::to_string(line) + ")";
+}
+}  // namespace
+
 void throw_fatal(const std::string& call, const std::string& error, const char* file, int line) {
-  throw FatalError(error_identity() + ": " + call + " failed: " + error + " (" + base_name(file) + ":" +
-                   std::to_string(line) + ")");
+  throw FatalError(failure_text(call, error, file, line));
+}
+
+void throw_out_of_memory(const std::string& call, const std::string& error, const char* file, int line) {
+  throw OutOfMemoryError(failure_text(call, error, file, line));
 }
 
 void check_cuda(cudaError_t status, const char* call, const char* file, int line) {
   if (status == cudaSuccess) return;
+  if (status == cudaErrorMemoryAllocation) {
+    throw_out_of_memory(call, std::string(cudaGetErrorString(status)) + " [" + cudaGetErrorName(status) + "]",
+                        file, line);
+  }
   throw_fatal(call, std::string(cudaGetErrorString(status)) + " [" + cudaGetErrorName(status) + "]", file,
               line);
 }
 
 void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
+  if (status == CUBLAS_STATUS_ALLOC_FAILED) {
+    throw_out_of_memory(call, std::string(cublasGetStatusString(status)) + " [" + cublasGetStatusName(status) + "]",
+                        file, line);
+  }
   throw_fatal(call, std::string(cublasGetStatusString(status)) + " [" + cublasGetStatusName(status) + "]", file,
               line);
 }

@@ -17,12 +17,22 @@ class FatalError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Out of device or host memory while setting up a workload: the harness
+// records that configuration as failed and goes on with the next one instead
+// of aborting the job (too many ranks x too large a size is a result, not a bug).
+class OutOfMemoryError : public FatalError {
+ public:
+  using FatalError::FatalError;
+};
+
 // Set once after MPI_Init so every error message can say where it happened.
 void set_error_identity(int world_rank, const std::string& host);
 // "rank 3 on host gpu01"
 std::string error_identity();
 
 [[noreturn]] void throw_fatal(const std::string& call, const std::string& error, const char* file, int line);
+// The same message as throw_fatal, thrown as OutOfMemoryError.
+[[noreturn]] void throw_out_of_memory(const std::string& call, const std::string& error, const char* file, int line);
 void check_cuda(cudaError_t status, const char* call, const char* file, int line);
 void check_cublas(cublasStatus_t status, const char* call, const char* file, int line);
 void check_mpi(int status, const char* call, const char* file, int line);

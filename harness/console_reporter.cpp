@@ -17,6 +17,7 @@ std::string printf_string(const char* format, double value) {
 }
 
 std::string verification_text(const Result& r) {
+  if (r.failed()) return "FAILED";
   if (!r.verified) return "FAILED";
   return "yes";
 }
@@ -84,6 +85,11 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
   std::snprintf(head, sizeof head, "[%*d/%d] %s %s size %lld ranks/gpu %d %s: ", total >= 100 ? 3 : 2, index,
                 total, r.config.kernel.c_str(), r.config.precision.c_str(), static_cast<long long>(r.config.size),
                 r.config.ranks_per_gpu, r.mode.c_str());
+  results_.push_back(r);
+  if (r.failed()) {
+    out_ << head << "FAILED: " << r.error << "\n" << std::flush;
+    return;
+  }
   out_ << head << format_rate(s.median, unit) << " (min " << format_rate(s.min, unit) << ", cv "
        << printf_string("%.1f%%", 100 * r.cv) << ")";
   if (r.speedup) out_ << ", speedup " << printf_string("%.2f", *r.speedup);
@@ -100,7 +106,6 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
     }
   }
   out_ << "\n" << std::flush;
-  results_.push_back(r);
 }
 
 void ConsoleReporter::finish() {
@@ -110,17 +115,22 @@ void ConsoleReporter::finish() {
                 "ranks/gpu", "aggregate", "speedup", "fairness", "verified");
   out_ << line;
   for (const auto& r : results_) {
-    std::snprintf(line, sizeof line, "%-8s %-14s %8lld %9d %20s %8s %8.3f %8s\n", r.config.kernel.c_str(),
+    const std::string rate = r.failed() ? "FAILED" : format_rate(r.primary_summary().median, r.primary_unit());
+    const std::string fairness = r.failed() ? "-" : printf_string("%.3f", r.jain_fairness);
+    std::snprintf(line, sizeof line, "%-8s %-14s %8lld %9d %20s %8s %8s %8s\n", r.config.kernel.c_str(),
                   r.config.precision.c_str(), static_cast<long long>(r.config.size), r.config.ranks_per_gpu,
-                  format_rate(r.primary_summary().median, r.primary_unit()).c_str(),
-                  r.speedup ? printf_string("%.2f", *r.speedup).c_str() : "-", r.jain_fairness,
+                  rate.c_str(), r.speedup ? printf_string("%.2f", *r.speedup).c_str() : "-", fairness.c_str(),
                   verification_text(r).c_str());
     out_ << line;
+    if (r.failed()) out_ << "  FAILED: " << r.error << "\n";
   }
-  int failed = 0;
-  for (const auto& r : results_) failed += r.verified ? 0 : 1;
-  out_ << "\n" << results_.size() << " configurations, " << failed << " failed verification; results in "
-       << results_path_ << "\n" << std::flush;
+  int failed = 0, unverified = 0;
+  for (const auto& r : results_) {
+    failed += r.failed() ? 1 : 0;
+    unverified += !r.failed() && !r.verified ? 1 : 0;
+  }
+  out_ << "\n" << results_.size() << " configurations, " << failed << " failed, " << unverified
+       << " failed verification; results in " << results_path_ << "\n" << std::flush;
 }
 
 }  // namespace mpsb

@@ -1,6 +1,7 @@
 // mpsbench: run the sweep on every rank; rank 0 reports.
-// Exit codes: 0 all verified, 1 a verification failed, 2 bad input, 3 fatal
-// runtime error (MPI_Abort, so no rank is left waiting).
+// Exit codes: 0 all verified, 1 a verification or a configuration failed (out
+// of memory), 2 bad input, 3 fatal runtime error or --timeout (MPI_Abort, so
+// no rank is left waiting).
 #include <mpi.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "clock.hpp"
 #include "console_reporter.hpp"
 #include "device.hpp"
+#include "fault_injection.hpp"
 #include "json_reporter.hpp"
 #include "measure.hpp"
 #include "mpi_context.hpp"
@@ -25,7 +27,10 @@
 #include "plan.hpp"
 #include "registry.hpp"
 #include "result.hpp"
+#include "result_json.hpp"
+#include "resume.hpp"
 #include "sharing.hpp"
+#include "watchdog.hpp"
 
 namespace mpsb {
 namespace {
@@ -128,10 +133,34 @@ std::string default_output_name() {
   return first_free_path("mpsbench-" + stamp + ".json");
 }
 
+// "configuration 3 (matmul fp32 size 40, 2 ranks/gpu)", as the timeout names it.
+std::string describe_config(const Config& c, std::size_t index) {
+  return "configuration " + std::to_string(index + 1) + " (" + c.kernel + " " + c.precision + " size " +
+         std::to_string(c.size) + ", " + std::to_string(c.ranks_per_gpu) + " ranks/gpu)";
+}
+
+// Rank 0 reads --resume FILE and keeps its finished records (by plan index);
+// every rank learns which configurations are done. Refusals are UsageErrors.
+std::vector<std::optional<nlohmann::ordered_json>> load_resume(const MpiContext& ctx, const Options& opt,
+                                                               const Context& context, std::vector<char>& done) {
+  std::vector<std::optional<nlohmann::ordered_json>> slots(context.plan.size());
+  done.assign(context.plan.size(), 0);
+  if (opt.resume.empty()) return slots;
+  rank0_check(ctx, [&] {
+    const RunIdentity identity{context.plan, context.placement.kind == DeviceKind::gpu ? "gpu" : "cpu",
+                               to_string(context.mode), context.world_size};
+    slots = resumable_results(read_results_file(opt.resume), identity);
+  });
+  for (std::size_t i = 0; i < slots.size(); ++i) done[i] = slots[i] ? 1 : 0;
+  MPSB_MPI(MPI_Bcast(done.data(), static_cast<int>(done.size()), MPI_CHAR, 0, ctx.world));
+  return slots;
+}
+
 int run(int argc, char** argv) {
   MpiContext ctx = make_mpi_context();
   const std::vector<std::string> args(argv + 1, argv + argc);
   const Options opt = parse_options(args);
+  init_fault_injection_from_environment();
   if (opt.show_help || opt.show_version || opt.list_kernels) {
     if (ctx.rank == 0) {
       if (opt.show_help) std::cout << usage_text();
@@ -191,11 +220,17 @@ int run(int argc, char** argv) {
   context.cuda = cuda_versions();
   context.settings = MeasureSettings{opt.min_time_s, opt.repetitions, opt.seed};
   context.placement = placement;
+  context.plan = plan;
+  std::vector<char> done;
+  auto resumed = load_resume(ctx, opt, context, done);
+  const std::size_t resumed_count = static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));
 
   std::vector<std::unique_ptr<Reporter>> reporters;
   rank0_check(ctx, [&] {
-    const std::string path = opt.output.empty() ? default_output_name() : opt.output;
-    auto json = std::make_unique<JsonReporter>(path);
+    const std::string path = !opt.output.empty() ? opt.output
+                             : !opt.resume.empty() ? opt.resume
+                                                   : default_output_name();
+    auto json = std::make_unique<JsonReporter>(path, resumed);
     try {
       json->report_context(context);  // proves the path is writable before any work
     } catch (const std::exception& e) {
@@ -203,6 +238,10 @@ int run(int argc, char** argv) {
     }
     auto console = std::make_unique<ConsoleReporter>(std::cout, path, static_cast<int>(plan.size()));
     console->report_context(context);
+    if (!opt.resume.empty()) {
+      std::cout << "  resume: " << resumed_count << " of " << plan.size() << " configurations kept from "
+                << opt.resume << "\n" << std::flush;
+    }
     reporters.push_back(std::move(console));
     reporters.push_back(std::move(json));
   });
@@ -211,25 +250,33 @@ int run(int argc, char** argv) {
   const bool streams = opt.mode == SharingMode::streams;
 
   std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_throughput;
+  if (ctx.rank == 0) one_rank_throughput = one_rank_baselines(resumed);
   bool all_verified = true;
+  bool any_failed = false;
+  Watchdog watchdog;
   for (std::size_t i = 0; i < plan.size(); ++i) {
+    if (done[i]) continue;
     const Config& config = plan[i];
+    // Armed on every rank, idle ones too, at the same point of the sweep.
+    watchdog.arm(opt.timeout_s, error_identity() + ": " + describe_config(config, i));
     // streams: the first rank of each GPU runs k instances; otherwise k ranks run one each.
-    const ConfigSamples samples = measure_config(ctx, placement, config, context.settings,
-                                                 streams ? 1 : config.ranks_per_gpu,
+    const ConfigSamples samples = measure_config(ctx, placement, config, static_cast<int>(i) + 1,
+                                                 context.settings, streams ? 1 : config.ranks_per_gpu,
                                                  streams ? config.ranks_per_gpu : 1, offset);
+    watchdog.disarm();
     if (ctx.rank != 0) continue;
     const auto key = std::make_tuple(config.kernel, config.precision, config.size);
     std::optional<double> baseline;
     if (const auto it = one_rank_throughput.find(key); it != one_rank_throughput.end()) baseline = it->second;
     const Result result = summarize(samples, placement, opt.mode, opt.repetitions, baseline);
-    if (config.ranks_per_gpu == 1) one_rank_throughput[key] = result.primary_summary().median;
-    all_verified = all_verified && result.verified;
+    if (config.ranks_per_gpu == 1 && !result.failed()) one_rank_throughput[key] = result.primary_summary().median;
+    any_failed = any_failed || result.failed();
+    all_verified = all_verified && (result.failed() || result.verified);
     for (auto& r : reporters) r->report_result(result, static_cast<int>(i) + 1, static_cast<int>(plan.size()));
   }
   for (auto& r : reporters) r->finish();
 
-  int exit_code = all_verified ? 0 : kExitVerificationFailed;
+  int exit_code = all_verified && !any_failed ? 0 : kExitVerificationFailed;
   MPSB_MPI(MPI_Bcast(&exit_code, 1, MPI_INT, 0, ctx.world));
   free_mpi_context(ctx);
   return exit_code;

@@ -10,6 +10,7 @@
 
 #include "check.hpp"
 #include "clock.hpp"
+#include "fault_injection.hpp"
 #include "registry.hpp"
 #include "team.hpp"
 
@@ -68,13 +69,33 @@ class GpuTimer {
 // What the instances of one rank share while they measure together.
 struct Team {
   Team(int size, MPI_Comm comm, double clock_offset) : barrier(size), starts(size), ends(size),
-        active(comm), offset(clock_offset) {}
+        setup_failed(size), active(comm), offset(clock_offset) {}
   ThreadBarrier barrier;
   std::vector<double> starts, ends;
+  std::vector<char> setup_failed;  // per instance, written before a barrier
   MPI_Comm active;
   double offset;
-  double window = 0;  // written by instance 0 between barriers
+  double window = 0;       // written by instance 0 between barriers
+  bool any_failed = false;  // likewise: some instance of some active rank failed its setup
 };
+
+// After setup every instance of every active rank learns whether any of them
+// ran out of memory: the threads through the team, the ranks through one
+// MPI_Allreduce on the active communicator. Either all time or none does, so
+// no rank waits in a barrier the others never reach.
+bool any_setup_failed(Team& team, int instance, bool failed) {
+  team.setup_failed[static_cast<std::size_t>(instance)] = failed ? 1 : 0;
+  team.barrier.wait();
+  if (instance == 0) {
+    int local = 0;
+    for (char f : team.setup_failed) local = std::max(local, static_cast<int>(f));
+    int global = 0;
+    MPSB_MPI(MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, team.active));
+    team.any_failed = global != 0;
+  }
+  team.barrier.wait();
+  return team.any_failed;
+}
 
 // Every instance of every active rank starts together: the threads meet,
 // instance 0 joins the MPI barrier, the threads meet again.
@@ -121,33 +142,52 @@ std::int64_t calibrate_iterations(Team& team, int instance, Workload& workload, 
 }
 
 RankSamples run_instance(Team& team, int instance, const Placement& placement, const Config& config,
-                         const MeasureSettings& settings, int rank, std::int64_t* iterations) {
+                         int config_index, const MeasureSettings& settings, int rank, std::int64_t* iterations) {
   const bool on_gpu = placement.kind == DeviceKind::gpu;
   const int gpu = placement.ranks[rank].gpu.index;
   if (on_gpu) MPSB_CUDA(cudaSetDevice(gpu));  // the current device is per host thread
-  std::unique_ptr<GpuTimer> timer = on_gpu ? std::make_unique<GpuTimer>() : nullptr;
-
-  WorkloadArgs args;
-  args.device = placement.kind;
-  args.gpu_ordinal = gpu;
-  args.stream = timer ? timer->stream() : nullptr;
-  args.precision = config.precision;
-  args.size = config.size;
-  auto workload = find_kernel(config.kernel)->make(args);
-  workload->setup(settings.seed + 1000003ull * static_cast<std::uint64_t>(rank) +
-                  7919ull * static_cast<std::uint64_t>(instance));
-
-  // Warm-up: module loading, library heuristics and first touch stay untimed.
-  workload->run();
-  workload->sync();
-  const std::int64_t count = calibrate_iterations(team, instance, *workload, settings.min_time_s);
-  if (instance == 0) *iterations = count;
-
   RankSamples samples;
   samples.rank = rank;
   samples.instance = instance;
+
+  // Everything that allocates: stream and events, the workload's buffers and
+  // the first run (library workspaces). Out of memory here fails only this
+  // configuration; every other error still ends the job.
+  std::unique_ptr<GpuTimer> timer;
+  std::unique_ptr<Workload> workload;
+  try {
+    if (on_gpu) timer = std::make_unique<GpuTimer>();
+    WorkloadArgs args;
+    args.device = placement.kind;
+    args.gpu_ordinal = gpu;
+    args.stream = timer ? timer->stream() : nullptr;
+    args.precision = config.precision;
+    args.size = config.size;
+    workload = find_kernel(config.kernel)->make(args);
+    workload->setup(settings.seed + 1000003ull * static_cast<std::uint64_t>(rank) +
+                    7919ull * static_cast<std::uint64_t>(instance));
+    inject_after_setup(rank, config_index);
+    // Warm-up: module loading, library heuristics and first touch stay untimed.
+    workload->run();
+    workload->sync();
+  } catch (const OutOfMemoryError& e) {
+    samples.error = e.what();
+  } catch (const std::bad_alloc& e) {
+    samples.error = error_identity() + ": workload setup failed: out of host memory (" + e.what() + ")";
+  }
+  if (any_setup_failed(team, instance, !samples.error.empty())) {
+    // An allocation failure is not sticky, but it stays in the last-error slot
+    // where the next kernel-launch check would report it: clear it.
+    if (on_gpu && !samples.error.empty()) static_cast<void>(cudaGetLastError());
+    return samples;  // the workload and timer are freed here, before the next configuration
+  }
+
+  const std::int64_t count = calibrate_iterations(team, instance, *workload, settings.min_time_s);
+  if (instance == 0) *iterations = count;
+
   for (int r = 0; r < settings.repetitions; ++r) {
     start_together(team, instance);
+    inject_in_timed_loop(rank, config_index);
     const double start = now_seconds();
     if (timer) timer->record_start();
     for (std::int64_t i = 0; i < count; ++i) workload->run();
@@ -174,13 +214,14 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
 }
 
 std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placement& placement,
-                                  const Config& config, const MeasureSettings& settings, int rank, double offset,
-                                  std::int64_t* iterations) {
+                                  const Config& config, int config_index, const MeasureSettings& settings,
+                                  int rank, double offset, std::int64_t* iterations) {
   Team team(instances, active, offset);
   std::vector<RankSamples> samples(static_cast<std::size_t>(instances));
   auto body = [&](int i) {
     try {
-      samples[static_cast<std::size_t>(i)] = run_instance(team, i, placement, config, settings, rank, iterations);
+      samples[static_cast<std::size_t>(i)] = run_instance(team, i, placement, config, config_index, settings, rank,
+                                                                iterations);
     } catch (const FatalError& e) {
       abort_job(e.what());
     } catch (const std::exception& e) {
@@ -201,15 +242,15 @@ std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placemen
 }  // namespace
 
 ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, const Config& config,
-                             const MeasureSettings& settings, int active_slots, int instances_per_rank,
-                             double clock_offset_s) {
+                             int config_index, const MeasureSettings& settings, int active_slots,
+                             int instances_per_rank, double clock_offset_s) {
   const bool active = placement.is_active(ctx.rank, active_slots);
   ActiveComm comm(ctx.world, active, ctx.rank);
   std::int64_t iterations = 0;
   nlohmann::json mine = nlohmann::json::array();
   if (active) {
-    for (const auto& s : run_team(instances_per_rank, comm.get(), placement, config, settings, ctx.rank,
-                                  clock_offset_s, &iterations)) {
+    for (const auto& s : run_team(instances_per_rank, comm.get(), placement, config, config_index, settings,
+                                  ctx.rank, clock_offset_s, &iterations)) {
       mine.push_back(nlohmann::json::parse(serialize(s)));
     }
   }
@@ -222,7 +263,14 @@ ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, 
   out.iterations = iterations;
   for (const auto& text : all) {
     if (text.empty()) continue;
-    for (const auto& s : nlohmann::json::parse(text)) out.ranks.push_back(deserialize_samples(s.dump()));
+    for (const auto& s : nlohmann::json::parse(text)) {
+      out.ranks.push_back(deserialize_samples(s.dump()));
+      const std::string& error = out.ranks.back().error;
+      // The instances of a --mode streams team usually fail alike: say it once.
+      if (!error.empty() && out.error.find(error) == std::string::npos) {
+        out.error += (out.error.empty() ? "" : "; ") + error;
+      }
+    }
   }
   return out;
 }
@@ -237,7 +285,8 @@ std::string serialize(const RankSamples& s) {
                       {"verification",
                        {s.verification.ok, s.verification.max_rel_error, s.verification.tolerance,
                         s.verification.checked, s.verification.detail}},
-                      {"details", s.details}};
+                      {"details", s.details},
+                      {"error", s.error}};
   // Non-finite errors (a NaN result) are not valid JSON numbers: carry as text.
   if (!std::isfinite(s.verification.max_rel_error)) j["verification"][1] = "inf";
   return j.dump();
@@ -260,6 +309,7 @@ RankSamples deserialize_samples(const std::string& text) {
   s.verification.checked = v[3].get<std::int64_t>();
   s.verification.detail = v[4].get<std::string>();
   s.details = j.at("details").get<std::vector<std::pair<std::string, double>>>();
+  s.error = j.at("error").get<std::string>();
   return s;
 }
 

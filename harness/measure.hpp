@@ -33,6 +33,7 @@ struct RankSamples {
   Work work;
   Verification verification;
   std::vector<std::pair<std::string, double>> details;  // Workload::details()
+  std::string error;  // non-empty: the configuration failed (out of memory); no samples then
 };
 
 struct ConfigSamples {
@@ -40,14 +41,17 @@ struct ConfigSamples {
   int instances_per_rank = 1;
   std::int64_t iterations = 0;     // per repetition, the same on every instance
   std::vector<RankSamples> ranks;  // every instance, in (rank, instance) order
+  std::string error;               // the instances' errors joined; non-empty: the configuration failed
 };
 
 // Collective over ctx.world (inactive ranks only wait). `instances_per_rank`
 // workloads run on each active rank. The samples are complete on rank 0 and
-// empty elsewhere.
+// empty elsewhere. An out-of-memory error in any instance's setup makes every
+// instance skip timing (they agree after setup), and the samples carry the
+// error instead; any other error aborts the job. `config_index` is 1-based.
 ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, const Config& config,
-                             const MeasureSettings& settings, int active_slots, int instances_per_rank,
-                             double clock_offset_s);
+                             int config_index, const MeasureSettings& settings, int active_slots,
+                             int instances_per_rank, double clock_offset_s);
 
 std::string serialize(const RankSamples& samples);
 RankSamples deserialize_samples(const std::string& text);

@@ -21,6 +21,18 @@ double parse_seconds(const std::string& flag, const std::string& text) {
   return value;
 }
 
+// --timeout: 0 disables; the upper bound keeps the deadline representable.
+double parse_timeout(const std::string& flag, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value)) {
+    throw UsageError(flag + ": '" + text + "' is not a number of seconds");
+  }
+  if (value < 0 || value > 1e6) throw UsageError(flag + ": " + text + " must be in [0, 1e6] seconds (0: none)");
+  return value;
+}
+
 const KernelInfo& known_kernel(const std::string& flag, const std::string& name) {
   const KernelInfo* info = find_kernel(name);
   if (info == nullptr) {
@@ -121,6 +133,11 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (flag == "--output") {
       opt.output = take_value();
       if (opt.output.empty()) throw UsageError("--output: empty path");
+    } else if (flag == "--timeout") {
+      opt.timeout_s = parse_timeout(flag, take_value());
+    } else if (flag == "--resume") {
+      opt.resume = take_value();
+      if (opt.resume.empty()) throw UsageError("--resume: empty path");
     } else {
       throw UsageError("unknown option '" + args[i] + "' (see --help)");
     }
@@ -175,11 +192,17 @@ std::string usage_text() {
          "  --seed N              random input seed (default: 1)\n"
          "  --output PATH         JSON results (default: mpsbench-DATE-TIME.json, never\n"
          "                        overwriting an earlier file)\n"
+         "  --timeout SECONDS     abort the job (exit 3) when one configuration takes\n"
+         "                        longer (default: 600; 0: no limit)\n"
+         "  --resume FILE         continue the killed run whose results are in FILE:\n"
+         "                        keep its finished configurations, run the rest and\n"
+         "                        write FILE (or --output) again\n"
          "  --list-kernels        list kernels, precisions and default sizes\n"
          "  --version             print the version and git commit\n"
          "  -h, --help            this text\n"
          "\n"
-         "Exit status: 0 all results verified, 1 a verification failed,\n"
+         "Exit status: 0 all results verified, 1 a verification failed or a\n"
+         "configuration failed (out of memory),\n"
          "2 bad input (nothing measured), 3 fatal runtime error (job aborted).\n";
   return out.str();
 }

@@ -28,6 +28,8 @@ struct Options {
   int repetitions = 5;
   std::uint64_t seed = 1;
   std::string output;                                          // empty: a fresh default name
+  double timeout_s = 600;                                      // per configuration; 0: none
+  std::string resume;                                          // results file to continue; empty: none
   bool show_help = false;
   bool show_version = false;
   bool list_kernels = false;

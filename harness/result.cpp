@@ -26,12 +26,13 @@ Summary aggregate_rate(double work_per_window, const std::vector<double>& window
   return summarize_samples(std::move(rates));
 }
 
-std::string sharing_mode(Result& r, const Placement& placement, SharingMode requested) {
+std::string sharing_mode(Result& r, const std::vector<RankSamples>& instances, const Placement& placement,
+                         SharingMode requested) {
   if (r.device == DeviceKind::cpu) return requested == SharingMode::streams ? "streams" : "cpu";
   std::vector<SharingState> active;
-  std::optional<int> percentage = placement.ranks[r.ranks.front().rank].gpu.mps_active_thread_percentage;
-  for (const auto& rr : r.ranks) {
-    const GpuInfo& g = placement.ranks[rr.rank].gpu;
+  std::optional<int> percentage = placement.ranks[instances.front().rank].gpu.mps_active_thread_percentage;
+  for (const auto& s : instances) {
+    const GpuInfo& g = placement.ranks[s.rank].gpu;
     active.push_back(SharingState{g.mps_enabled, g.sm_count, g.mps_active_thread_percentage});
     if (g.mps_active_thread_percentage != percentage) percentage.reset();
   }
@@ -57,8 +58,13 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, Shari
   r.devices = placement.device_count;
   r.iterations = samples.iterations;
   r.repetitions = repetitions;
-  r.work = samples.ranks.front().work;
   r.primary = kernel.primary;
+  r.mode = sharing_mode(r, samples.ranks, placement, requested_mode);
+  if (!samples.error.empty()) {
+    r.error = samples.error;
+    return r;
+  }
+  r.work = samples.ranks.front().work;
 
   for (int rep = 0; rep < repetitions; ++rep) {
     double first_start = INFINITY, last_end = -INFINITY;
@@ -119,7 +125,6 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, Shari
     }
     r.ranks.push_back(std::move(rr));
   }
-  r.mode = sharing_mode(r, placement, requested_mode);
   r.jain_fairness = stats::jain_fairness(per_rank_throughput);
   if (finite_errors) r.max_rel_error = max_error;
   return r;

@@ -60,11 +60,16 @@ struct Result {
   bool verified = false;
   std::optional<double> max_rel_error;          // absent when some rank saw a non-finite error
   std::vector<RankResult> ranks;
+  // Non-empty: the configuration failed (out of memory on some rank) and
+  // nothing was measured; only the configuration fields above are meaningful.
+  std::string error;
 
+  bool failed() const { return !error.empty(); }
   const Summary& primary_summary() const { return primary == PrimaryMetric::flops ? flop_per_s : item_per_s; }
   std::string primary_unit() const;  // "FLOP/s", "interaction/s", ...
 };
 
+// A failed configuration (samples.error non-empty) gives a failed Result.
 Result summarize(const ConfigSamples& samples, const Placement& placement, SharingMode requested_mode,
                  int repetitions, std::optional<double> one_rank_throughput);
 
@@ -83,6 +88,7 @@ struct Context {
   CudaVersions cuda;
   MeasureSettings settings;
   Placement placement;
+  std::vector<Config> plan;  // every configuration of the run, in order (what --resume matches)
 };
 
 std::string utc_timestamp_iso8601();

@@ -33,6 +33,15 @@ const char* device_name(DeviceKind kind) { return kind == DeviceKind::gpu ? "gpu
 
 }  // namespace
 
+ojson plan_json(const std::vector<Config>& plan) {
+  ojson out = ojson::array();
+  for (const auto& c : plan) {
+    out.push_back({{"kernel", c.kernel}, {"precision", c.precision}, {"size", c.size},
+                   {"ranks_per_gpu", c.ranks_per_gpu}});
+  }
+  return out;
+}
+
 ojson to_json(const Context& c) {
   ojson gpus = ojson::array();
   for (const RankPlacement* r : c.placement.distinct_gpus()) {
@@ -94,10 +103,47 @@ ojson to_json(const Context& c) {
                  {"repetitions", c.settings.repetitions},
                  {"seed", c.settings.seed}}},
                {"gpus", gpus},
-               {"ranks", ranks}};
+               {"ranks", ranks},
+               {"plan", plan_json(c.plan)}};
 }
 
+namespace {
+
+// A failed configuration measured nothing: every measured field is null or
+// empty, so no reader can mistake it for a (zero) throughput.
+ojson failed_json(const Result& r) {
+  return ojson{{"kernel", r.config.kernel},
+               {"precision", r.config.precision},
+               {"size", r.config.size},
+               {"ranks_per_gpu", r.config.ranks_per_gpu},
+               {"device", device_name(r.device)},
+               {"mode", r.mode},
+               {"mps_active_thread_percentage",
+                r.mps_active_thread_percentage ? ojson(*r.mps_active_thread_percentage) : ojson(nullptr)},
+               {"status", "failed"},
+               {"error", r.error},
+               {"active_ranks", r.active_ranks},
+               {"instances_per_rank", r.instances_per_rank},
+               {"devices", r.devices},
+               {"iterations_per_repetition", nullptr},
+               {"repetitions", r.repetitions},
+               {"work_per_iteration", nullptr},
+               {"primary_metric", r.primary == PrimaryMetric::flops ? "flop_per_s" : "item_per_s"},
+               {"primary_unit", nullptr},
+               {"window_s", ojson::array()},
+               {"aggregate", nullptr},
+               {"aggregate_cv", nullptr},
+               {"speedup_vs_one_rank_per_gpu", nullptr},
+               {"jain_fairness", nullptr},
+               {"verified", false},
+               {"max_rel_error", nullptr},
+               {"ranks", ojson::array()}};
+}
+
+}  // namespace
+
 ojson to_json(const Result& r) {
+  if (r.failed()) return failed_json(r);
   ojson ranks = ojson::array();
   for (const auto& rr : r.ranks) {
     ranks.push_back({{"rank", rr.rank},

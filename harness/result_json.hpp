@@ -13,6 +13,8 @@ namespace mpsb {
 inline constexpr int kResultsSchemaVersion = 1;
 
 nlohmann::ordered_json to_json(const Context& context);
+// The plan as the context records it: [{kernel, precision, size, ranks_per_gpu}].
+nlohmann::ordered_json plan_json(const std::vector<Config>& plan);
 nlohmann::ordered_json to_json(const Result& result);
 // The whole file: {"schema", "schema_version", "complete", "context", "results"}.
 nlohmann::ordered_json results_document(const nlohmann::ordered_json& context,

@@ -131,6 +131,35 @@ TEST(ResultsSchema, SchemaRejectsBrokenDocuments) {
   EXPECT_NE(validation_errors(wrong_version), "");
 }
 
+// An out-of-memory configuration: recorded as failed with its reason, every
+// measured field null or empty; an ok record may not look like that.
+TEST(ResultsSchema, FailedConfigurationIsValidAndOkOneMustBeMeasured) {
+  const Placement p = two_ranks_one_gpu();
+  ConfigSamples s = sample_measurement(2, true);
+  for (auto& r : s.ranks) r = RankSamples{r.rank, 0, {}, {}, {}, {}, {}, {}, ""};
+  s.ranks[1].error = "rank 1 on host gpu01: cudaMalloc failed: out of memory [cudaErrorMemoryAllocation]";
+  s.error = s.ranks[1].error;
+  const Result failed = summarize(s, p, SharingMode::automatic, 3, std::nullopt);
+  ASSERT_TRUE(failed.failed());
+  Context c = sample_context(p);
+  c.plan = {s.config};
+  const auto doc = nlohmann::json::parse(results_document(to_json(c), {to_json(failed)}, false).dump());
+  EXPECT_EQ(validation_errors(doc), "");
+  const auto& r = doc["results"][0];
+  EXPECT_EQ(r["status"], "failed");
+  EXPECT_EQ(r["error"], s.error);
+  EXPECT_TRUE(r["aggregate"].is_null());
+  EXPECT_TRUE(r["ranks"].empty());
+  EXPECT_EQ(r["mode"], "mixed");
+  auto no_reason = doc;
+  no_reason["results"][0]["error"] = nullptr;
+  EXPECT_NE(validation_errors(no_reason), "");
+  auto ok_but_empty = doc;
+  ok_but_empty["results"][0]["status"] = "ok";
+  ok_but_empty["results"][0]["error"] = nullptr;
+  EXPECT_NE(validation_errors(ok_but_empty), "");
+}
+
 TEST(ResultsSchema, SummaryStatisticsFollowTheProtocol) {
   const Placement p = two_ranks_one_gpu();
   const Result r = summarize(sample_measurement(2, true), p, SharingMode::automatic, 3, 1.0);

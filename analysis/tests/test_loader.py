@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from pathlib import Path
@@ -107,6 +108,29 @@ def test_failed_result_has_no_throughput(tmp_path: Path) -> None:
         [builder.result([1e12, 1e12], status="failed", verified=True)]))
     row = load_results([path]).results.iloc[0]
     assert math.isnan(row["throughput"]) and not row["verified"]
+
+
+def measured_nothing(r: dict) -> dict:
+    """A failed result as mpsbench writes it: every measured field null or empty."""
+    r = dict(r, status="failed", error="rank 1 on host h: cudaMalloc failed: out of memory", verified=False)
+    r.update(iterations_per_repetition=None, work_per_iteration=None, primary_unit=None, window_s=[],
+             aggregate=None, aggregate_cv=None, speedup_vs_one_rank_per_gpu=None, jain_fairness=None,
+             max_rel_error=None, ranks=[])
+    return r
+
+
+def test_failed_result_written_by_mpsbench_loads(tmp_path: Path) -> None:
+    doc = builder.document([builder.result([1e12]), measured_nothing(builder.result([1e12], size=2048))])
+    jsonschema.Draft7Validator(schema()).validate(doc)
+    rs = load_results([builder.write(tmp_path / "f.json", doc)])
+    row = rs.results.set_index("size").loc[2048]
+    assert row["status"] == "failed" and "out of memory" in row["error"]
+    assert math.isnan(row["throughput"]) and math.isnan(row["jain_fairness"]) and not row["verified"]
+    assert len(rs.ranks) == 1  # only the measured configuration has rank rows
+    broken = copy.deepcopy(doc)
+    broken["results"][1]["error"] = None  # a failure must say why
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft7Validator(schema()).validate(broken)
 
 
 def test_incomplete_run_warns_but_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

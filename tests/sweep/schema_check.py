@@ -35,7 +35,7 @@ def _check(value, node, root, path, errors):
     for key in node:
         if key not in IGNORED | {"$ref", "type", "required", "properties", "additionalProperties", "const", "enum",
                                  "minimum", "maximum", "exclusiveMinimum", "items", "minItems", "minLength",
-                                 "pattern", "oneOf"}:
+                                 "pattern", "oneOf", "if", "then", "else"}:
             raise ValueError(f"schema keyword {key} at {path} is not supported by schema_check")
     if "type" in node:
         names = node["type"] if isinstance(node["type"], list) else [node["type"]]
@@ -80,6 +80,12 @@ def _check(value, node, root, path, errors):
         matches = sum(1 for option in node["oneOf"] if not validate_sub(value, option, root))
         if matches != 1:
             errors.append(f"{path}: matches {matches} of the oneOf options, not exactly one")
+
+
+    if "if" in node:  # draft-07 conditional: a failed result may leave its measurements null
+        branch = node.get("then") if not validate_sub(value, node["if"], root) else node.get("else")
+        if branch is not None:
+            _check(value, branch, root, path, errors)
 
 
 def validate_sub(value, node, root):

@@ -47,6 +47,11 @@ def _context(rs: ResultSet) -> dict[str, Any]:
 
 def _entries(row: Any, family: int) -> list[dict[str, Any]]:
     name = benchmark_name(row)
+    if not row["window_s"]:  # a failed configuration that measured nothing
+        return [{"name": name, "family_index": family, "per_family_instance_index": 0, "run_name": name,
+                 "repetitions": 0, "threads": int(row["active_ranks"]), "time_unit": "ns",
+                 "run_type": "iteration", "repetition_index": 0, "iterations": 0, "real_time": 0.0,
+                 "cpu_time": 0.0, "error_occurred": True, "error_message": str(row["error"] or "failed")}]
     n = len(row["window_s"])
     iterations = int(row["iterations_per_repetition"])
     times = [w / iterations * 1e9 for w in row["window_s"]]

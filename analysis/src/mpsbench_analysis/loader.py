@@ -83,8 +83,12 @@ def result_rows(doc: dict[str, Any], name: str) -> tuple[list[dict[str, Any]], l
     """Flattens one validated document into result rows and rank rows."""
     rows, rank_rows = [], []
     for index, r in enumerate(doc["results"]):
-        primary = r["aggregate"][r["primary_metric"]]
         ok = r["status"] == "ok"
+        # mpsbench writes a failed configuration with its measured fields null
+        # or empty (nothing was measured); such rows keep NaN and empty values.
+        aggregate = r["aggregate"] or {}
+        primary = aggregate.get(r["primary_metric"]) or {"samples": []}
+        work = r["work_per_iteration"] or {}
         samples = tuple(float(v) for v in primary["samples"])
         row: dict[str, Any] = {
             "file": name, "index": index,
@@ -94,7 +98,7 @@ def result_rows(doc: dict[str, Any], name: str) -> tuple[list[dict[str, Any]], l
             "verified": bool(r["verified"]) and ok,
             "active_ranks": r["active_ranks"], "devices": r["devices"],
             "iterations_per_repetition": r["iterations_per_repetition"], "repetitions": r["repetitions"],
-            "primary_metric": r["primary_metric"], "primary_unit": r["primary_unit"],
+            "primary_metric": r["primary_metric"], "primary_unit": r["primary_unit"] or "",
             # A failed result has no meaningful throughput; NaN keeps it out of
             # every ratio while the row still shows up (as failed) in tables.
             "throughput": float(primary["median"]) if ok else math.nan,
@@ -103,15 +107,15 @@ def result_rows(doc: dict[str, Any], name: str) -> tuple[list[dict[str, Any]], l
             "throughput_samples": samples if ok else (),
             "throughput_cv": coefficient_of_variation(samples) if ok else math.nan,
             "window_s": tuple(float(v) for v in r["window_s"]),
-            "aggregate_cv": float(r["aggregate_cv"]),
+            "aggregate_cv": _number(r["aggregate_cv"]),
             "speedup_vs_one_rank_per_gpu": _number(r["speedup_vs_one_rank_per_gpu"]),
-            "jain_fairness": float(r["jain_fairness"]),
+            "jain_fairness": _number(r["jain_fairness"]),
             "max_rel_error": _number(r["max_rel_error"]),
-            "work_flop": float(r["work_per_iteration"]["flop"]),
-            "work_byte": float(r["work_per_iteration"]["byte"]),
-            "work_items": float(r["work_per_iteration"]["items"]),
-            "item_unit": r["work_per_iteration"]["item_unit"],
-            "aggregate": r["aggregate"],
+            "work_flop": _number(work.get("flop")),
+            "work_byte": _number(work.get("byte")),
+            "work_items": _number(work.get("items")),
+            "item_unit": work.get("item_unit", ""),
+            "aggregate": aggregate,
             "mps_active_thread_percentage": _number(r.get("mps_active_thread_percentage")),
         }
         for key, value in r.items():

@@ -125,12 +125,13 @@ def table(doc):
 
         def value(mode, p=None):
             r = cells.get((mode, p))
-            return r["aggregate"][r["primary_metric"]]["median"] if r else None
+            # A failed configuration (out of memory) has no aggregate at all.
+            return r["aggregate"][r["primary_metric"]]["median"] if r and r.get("status", "ok") == "ok" else None
 
         line = [key[0], key[1], str(key[2]), str(key[3])]
         for mode, p, _ in columns:
             r = cells.get((mode, p))
-            line.append(si(value(mode, p), r["primary_unit"]) if r else "-")
+            line.append("-" if not r else "FAILED" if r.get("status", "ok") != "ok" else si(value(mode, p), r["primary_unit"]))
         failed = sorted({c[0] if c[1] is None else f"{c[0]} {c[1]}%" for c, r in cells.items() if not r["verified"]})
         line += [_ratio(value(a), value(b)) for _, a, b in ratios] + ["yes" if not failed else "NO: " + ",".join(failed)]
         lines.append(line)

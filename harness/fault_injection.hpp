@@ -1,0 +1,37 @@
+// Opt-in fault injection for the reliability tests: MPSBENCH_FAULT makes one
+// rank crash, run out of memory or hang in one configuration, so the tests can
+// drive every failure path on a machine without a GPU. Unset, it costs one
+// comparison per configuration.
+//
+//   MPSBENCH_FAULT=KIND:rank=R:config=K
+//     abort  rank R calls abort() after its workload setup in configuration K
+//     oom    rank R's workload setup throws OutOfMemoryError, as cudaMalloc would
+//     hang   rank R sleeps forever inside the timed loop of configuration K
+// K is 1-based, as in the progress line. A rank idle in K is not affected.
+#pragma once
+
+#include <string>
+
+namespace mpsb {
+
+enum class FaultKind { none, abort, oom, hang };
+
+struct FaultSpec {
+  FaultKind kind = FaultKind::none;
+  int rank = 0;
+  int config = 0;  // 1-based
+};
+
+// Throws UsageError (one line naming the bad part) on a malformed spec.
+FaultSpec parse_fault_spec(const std::string& text);
+
+// Reads MPSBENCH_FAULT once (call before any work); throws UsageError.
+void init_fault_injection_from_environment();
+
+// The injection points. `config` is the 1-based configuration index.
+// After a workload's setup: abort or throw OutOfMemoryError when selected.
+void inject_after_setup(int rank, int config);
+// Inside the timed loop: never returns when a hang is selected.
+void inject_in_timed_loop(int rank, int config);
+
+}  // namespace mpsb
