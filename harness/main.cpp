@@ -18,6 +18,7 @@
 #include "clock.hpp"
 #include "console_reporter.hpp"
 #include "device.hpp"
+#include "gpu_contexts.hpp"
 #include "fault_injection.hpp"
 #include "json_reporter.hpp"
 #include "measure.hpp"
@@ -100,30 +101,6 @@ DeviceDecision decide_device(const MpiContext& ctx, DeviceChoice choice, const G
   return {DeviceKind::cpu, "auto: no usable GPU, " + problems[0]};
 }
 
-// The ranks sharing a GPU create their contexts one at a time, so each can
-// attribute the drop in free memory to its own context.
-GpuInfo open_gpus_in_turn(const MpiContext& ctx, const std::vector<int>& usable) {
-  const int gpus = static_cast<int>(usable.size());
-  const int turns = (ctx.local_size + gpus - 1) / gpus;
-  const int my_turn = ctx.local_rank / gpus;  // my slot on my GPU
-  GpuInfo gpu;
-  std::uint64_t free_after = 0;
-  for (int turn = 0; turn < turns; ++turn) {
-    if (turn == my_turn) {
-      gpu = open_gpu(usable[static_cast<std::size_t>(ctx.local_rank % gpus)]);
-      free_after = gpu.memory_free_bytes;
-    }
-    MPSB_MPI(MPI_Barrier(ctx.node));
-  }
-  std::vector<std::uint64_t> free_by_local_rank(static_cast<std::size_t>(ctx.local_size));
-  MPSB_MPI(MPI_Allgather(&free_after, 1, MPI_UINT64_T, free_by_local_rank.data(), 1, MPI_UINT64_T, ctx.node));
-  const int previous = ctx.local_rank - gpus;  // the rank before me on my GPU
-  if (previous >= 0 && free_by_local_rank[previous] >= free_after) {
-    gpu.context_memory_bytes = free_by_local_rank[previous] - free_after;
-  }
-  return gpu;
-}
-
 std::string default_output_name() {
   std::string stamp = utc_timestamp_iso8601();  // 2026-11-21T14:41:00Z
   stamp.erase(std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }),
@@ -174,6 +151,7 @@ int run(int argc, char** argv) {
     return 0;
   }
 
+  if (opt.device != DeviceChoice::cpu) check_thread_percentage_everywhere(ctx);
   const GpuProbe probe = opt.device == DeviceChoice::cpu ? GpuProbe{} : probe_gpus(opt.gpus);
   const DeviceDecision device = decide_device(ctx, opt.device, probe);
   GpuInfo gpu;

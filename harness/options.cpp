@@ -122,7 +122,11 @@ Options parse_options(const std::vector<std::string>& args) {
       opt.mode = parse_sharing_mode(take_value());
     } else if (flag == "--gpus") {
       for (const auto& item : split_list(flag, take_value())) {
-        opt.gpus.push_back(static_cast<int>(parse_integer(flag, item, 0, 1023)));
+        const int index = static_cast<int>(parse_integer(flag, item, 0, 1023));
+        for (int seen : opt.gpus) {
+          if (seen == index) throw UsageError(flag + ": GPU " + item + " listed twice");
+        }
+        opt.gpus.push_back(index);
       }
     } else if (flag == "--min-time") {
       opt.min_time_s = parse_seconds(flag, take_value());

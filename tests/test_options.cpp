@@ -70,6 +70,7 @@ TEST(Options, RejectionsNameTheBadValue) {
   EXPECT_NE(error_of({"--size", "nokernel=64"}).find("unknown kernel 'nokernel'"), std::string::npos);
   EXPECT_NE(error_of({"--ranks-per-gpu", "0"}).find("out of range"), std::string::npos);
   EXPECT_NE(error_of({"--device", "tpu"}).find("unknown device 'tpu'"), std::string::npos);
+  EXPECT_NE(error_of({"--gpus", "0,1,0"}).find("GPU 0 listed twice"), std::string::npos);
   EXPECT_NE(error_of({"--min-time", "-1"}).find("-1 must be in"), std::string::npos);
   EXPECT_NE(error_of({"--min-time", "nan"}).find("'nan' is not a number"), std::string::npos);
   EXPECT_NE(error_of({"--repetitions", "0"}).find("out of range"), std::string::npos);
