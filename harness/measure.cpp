@@ -186,6 +186,10 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
   if (instance == 0) *iterations = count;
 
   for (int r = 0; r < settings.repetitions; ++r) {
+    if (r == settings.repetitions - 1) {
+      workload->poison_outputs();
+      workload->sync();
+    }
     start_together(team, instance);
     inject_in_timed_loop(rank, config_index);
     const double start = now_seconds();

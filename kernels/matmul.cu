@@ -64,6 +64,8 @@ class MatmulGpu final : public Workload {
 
   void sync() override { MPSB_CUDA(cudaStreamSynchronize(stream_)); }
 
+  void poison_outputs() override { MPSB_CUDA(cudaMemsetAsync(c_.as<void>(), 0xFF, c_.bytes(), stream_)); }
+
   Work work() const override {
     const double n = static_cast<double>(n_);
     return Work{2.0 * n * n * n, 3.0 * n * n * element_bytes(precision_), 0, ""};

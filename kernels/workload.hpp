@@ -52,6 +52,11 @@ class Workload {
   // Kernel-specific figures of the timed iterations, each name ending in its
   // unit (e.g. {"cpu_phase_s", 1.2e-3}); the harness records them per rank.
   virtual std::vector<std::pair<std::string, double>> details() const { return {}; }
+  // Called untimed (and followed by sync()) before the last repetition: a
+  // kernel whose iterations all write the same output re-poisons it here, so
+  // verify() proves the timed iterations ran, not just the warm-up. Kernels
+  // whose state carries from one iteration to the next need nothing.
+  virtual void poison_outputs() {}
 };
 
 // Which Work field is the headline throughput of a kernel.

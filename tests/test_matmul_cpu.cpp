@@ -110,6 +110,21 @@ TEST(CpuWorkload, RunsAndVerifiesThroughTheRegistry) {
   }
 }
 
+TEST(CpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
+  WorkloadArgs args;
+  args.device = DeviceKind::cpu;
+  args.precision = "fp32";
+  args.size = 16;
+  auto w = find_kernel("matmul")->make(args);
+  w->setup(1);
+  w->run();
+  ASSERT_TRUE(w->verify().ok);
+  w->poison_outputs();  // what the harness does before the last repetition
+  EXPECT_FALSE(w->verify().ok);
+  w->run();
+  EXPECT_TRUE(w->verify().ok);
+}
+
 TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
   WorkloadArgs args;
   args.device = DeviceKind::cpu;
