@@ -109,9 +109,8 @@ ojson to_json(const Context& c) {
 
 namespace {
 
-// A failed configuration measured nothing: every measured field is null or
-// empty, so no reader can mistake it for a (zero) throughput.
-ojson failed_json(const Result& r) {
+// The identity and outcome of a configuration, the same for every status.
+ojson result_header(const Result& r, const char* status, const ojson& error) {
   return ojson{{"kernel", r.config.kernel},
                {"precision", r.config.precision},
                {"size", r.config.size},
@@ -120,24 +119,31 @@ ojson failed_json(const Result& r) {
                {"mode", r.mode},
                {"mps_active_thread_percentage",
                 r.mps_active_thread_percentage ? ojson(*r.mps_active_thread_percentage) : ojson(nullptr)},
-               {"status", "failed"},
-               {"error", r.error},
+               {"status", status},
+               {"error", error},
                {"active_ranks", r.active_ranks},
                {"instances_per_rank", r.instances_per_rank},
-               {"devices", r.devices},
-               {"iterations_per_repetition", nullptr},
-               {"repetitions", r.repetitions},
-               {"work_per_iteration", nullptr},
-               {"primary_metric", r.primary == PrimaryMetric::flops ? "flop_per_s" : "item_per_s"},
-               {"primary_unit", nullptr},
-               {"window_s", ojson::array()},
-               {"aggregate", nullptr},
-               {"aggregate_cv", nullptr},
-               {"speedup_vs_one_rank_per_gpu", nullptr},
-               {"jain_fairness", nullptr},
-               {"verified", false},
-               {"max_rel_error", nullptr},
-               {"ranks", ojson::array()}};
+               {"devices", r.devices}};
+}
+
+// A failed configuration measured nothing: every measured field is null or
+// empty, so no reader can mistake it for a (zero) throughput.
+ojson failed_json(const Result& r) {
+  ojson j = result_header(r, "failed", r.error);
+  j["iterations_per_repetition"] = nullptr;
+  j["repetitions"] = r.repetitions;
+  j["work_per_iteration"] = nullptr;
+  j["primary_metric"] = r.primary == PrimaryMetric::flops ? "flop_per_s" : "item_per_s";
+  j["primary_unit"] = nullptr;
+  j["window_s"] = ojson::array();
+  j["aggregate"] = nullptr;
+  j["aggregate_cv"] = nullptr;
+  j["speedup_vs_one_rank_per_gpu"] = nullptr;
+  j["jain_fairness"] = nullptr;
+  j["verified"] = false;
+  j["max_rel_error"] = nullptr;
+  j["ranks"] = ojson::array();
+  return j;
 }
 
 }  // namespace
@@ -162,19 +168,8 @@ ojson to_json(const Result& r) {
                      {"kernel_details", details_json(rr.details)}});
   }
   const std::string primary = r.primary == PrimaryMetric::flops ? "flop_per_s" : "item_per_s";
-  return ojson{{"kernel", r.config.kernel},
-               {"precision", r.config.precision},
-               {"size", r.config.size},
-               {"ranks_per_gpu", r.config.ranks_per_gpu},
-               {"device", device_name(r.device)},
-               {"mode", r.mode},
-               {"mps_active_thread_percentage",
-                r.mps_active_thread_percentage ? ojson(*r.mps_active_thread_percentage) : ojson(nullptr)},
-               {"status", "ok"},
-               {"error", nullptr},
-               {"active_ranks", r.active_ranks},
-               {"instances_per_rank", r.instances_per_rank},
-               {"devices", r.devices},
+  ojson j = result_header(r, "ok", nullptr);
+  j.update(ojson{
                {"iterations_per_repetition", r.iterations},
                {"repetitions", r.repetitions},
                {"work_per_iteration",
@@ -192,7 +187,8 @@ ojson to_json(const Result& r) {
                {"jain_fairness", r.jain_fairness},
                {"verified", r.verified},
                {"max_rel_error", optional_number(r.max_rel_error)},
-               {"ranks", ranks}};
+               {"ranks", ranks}});
+  return j;
 }
 
 ojson results_document(const ojson& context, const std::vector<ojson>& results, bool complete) {

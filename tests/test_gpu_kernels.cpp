@@ -31,20 +31,25 @@ class StreamFixture : public ::testing::Test {
   cudaStream_t stream_ = nullptr;
 };
 
-class GpuKernels : public StreamFixture {};
+class GpuKernels : public StreamFixture {
+ protected:
+  std::unique_ptr<Workload> make(const KernelInfo& k, const std::string& precision, std::int64_t size) const {
+    WorkloadArgs args;
+    args.device = DeviceKind::gpu;
+    args.gpu_ordinal = 0;
+    args.stream = stream_;
+    args.precision = precision;
+    args.size = size;
+    return k.make(args);
+  }
+};
 
 TEST_F(GpuKernels, EveryKernelAndPrecisionVerifies) {
   ASSERT_FALSE(kernel_registry().empty());
   for (const auto& k : kernel_registry()) {
     for (const auto& p : k.precisions) {
       for (const auto size : {k.default_gpu_sizes.front(), k.default_cpu_sizes.front()}) {
-        WorkloadArgs args;
-        args.device = DeviceKind::gpu;
-        args.gpu_ordinal = 0;
-        args.stream = stream_;
-        args.precision = p;
-        args.size = size;
-        auto w = k.make(args);
+        auto w = make(k, p, size);
         w->setup(7);
         for (int i = 0; i < 3; ++i) w->run();
         w->sync();
@@ -59,13 +64,7 @@ TEST_F(GpuKernels, EveryKernelAndPrecisionVerifies) {
 
 TEST_F(GpuKernels, OutputsPoisonedBeforeTheLastRepetitionAreRewritten) {
   for (const auto& k : kernel_registry()) {
-    WorkloadArgs args;
-    args.device = DeviceKind::gpu;
-    args.gpu_ordinal = 0;
-    args.stream = stream_;
-    args.precision = k.precisions.front();
-    args.size = k.default_cpu_sizes.front();
-    auto w = k.make(args);
+    auto w = make(k, k.precisions.front(), k.default_cpu_sizes.front());
     w->setup(5);
     w->run();
     w->poison_outputs();  // as the harness does, untimed
@@ -80,13 +79,7 @@ TEST_F(GpuKernels, OutputsPoisonedBeforeTheLastRepetitionAreRewritten) {
 TEST_F(GpuKernels, UnrunWorkloadFailsVerification) {
   // Outputs start poisoned: a kernel that never ran must not pass.
   for (const auto& k : kernel_registry()) {
-    WorkloadArgs args;
-    args.device = DeviceKind::gpu;
-    args.gpu_ordinal = 0;
-    args.stream = stream_;
-    args.precision = k.precisions.front();
-    args.size = k.default_cpu_sizes.front();
-    auto w = k.make(args);
+    auto w = make(k, k.precisions.front(), k.default_cpu_sizes.front());
     w->setup(3);
     w->sync();
     EXPECT_FALSE(w->verify().ok) << k.name;

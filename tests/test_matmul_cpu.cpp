@@ -92,15 +92,19 @@ TEST(Verify, Tf32ErrorsAreOutsideTheFp32Tolerance) {
   EXPECT_TRUE(verify_product(in, c, "tf32", 1).ok);
 }
 
+std::unique_ptr<Workload> cpu_matmul(const std::string& precision, std::int64_t size) {
+  WorkloadArgs args;
+  args.device = DeviceKind::cpu;
+  args.precision = precision;
+  args.size = size;
+  return find_kernel("matmul")->make(args);
+}
+
 TEST(CpuWorkload, RunsAndVerifiesThroughTheRegistry) {
   const KernelInfo* k = find_kernel("matmul");
   ASSERT_NE(k, nullptr);
   for (const auto& p : k->precisions) {
-    WorkloadArgs args;
-    args.device = DeviceKind::cpu;
-    args.precision = p;
-    args.size = 48;
-    auto w = k->make(args);
+    auto w = cpu_matmul(p, 48);
     w->setup(11);
     w->run();
     w->sync();
@@ -111,11 +115,7 @@ TEST(CpuWorkload, RunsAndVerifiesThroughTheRegistry) {
 }
 
 TEST(CpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
-  WorkloadArgs args;
-  args.device = DeviceKind::cpu;
-  args.precision = "fp32";
-  args.size = 16;
-  auto w = find_kernel("matmul")->make(args);
+  auto w = cpu_matmul("fp32", 16);
   w->setup(1);
   w->run();
   ASSERT_TRUE(w->verify().ok);
@@ -126,11 +126,7 @@ TEST(CpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
 }
 
 TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
-  WorkloadArgs args;
-  args.device = DeviceKind::cpu;
-  args.precision = "fp32";
-  args.size = 16;
-  auto w = find_kernel("matmul")->make(args);
+  auto w = cpu_matmul("fp32", 16);
   w->setup(1);  // C poisoned with NaN, never computed
   EXPECT_FALSE(w->verify().ok);
 }
