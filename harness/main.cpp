@@ -26,6 +26,7 @@
 #include "options.hpp"
 #include "placement.hpp"
 #include "plan.hpp"
+#include "presets.hpp"
 #include "registry.hpp"
 #include "result.hpp"
 #include "result_json.hpp"
@@ -66,6 +67,14 @@ void print_kernels(std::ostream& out) {
     for (auto s : k.default_gpu_sizes) out << " " << s;
     out << "\n  default sizes (cpu):";
     for (auto s : k.default_cpu_sizes) out << " " << s;
+    out << "\n";
+  }
+}
+
+void print_presets(std::ostream& out) {
+  for (const auto& p : list_presets(preset_directory())) {
+    out << p.name << ": " << p.description << "\n ";
+    for (const auto& a : p.args) out << " " << a;
     out << "\n";
   }
 }
@@ -138,7 +147,7 @@ int run(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const Options opt = parse_options(args);
   init_fault_injection_from_environment();
-  if (opt.show_help || opt.show_version || opt.list_kernels) {
+  if (opt.show_help || opt.show_version || opt.list_kernels || opt.list_presets) {
     if (ctx.rank == 0) {
       if (opt.show_help) std::cout << usage_text();
       if (opt.show_version) {
@@ -146,6 +155,7 @@ int run(int argc, char** argv) {
                   << (build_git_dirty() ? ", modified" : "") << ")\n";
       }
       if (opt.list_kernels) print_kernels(std::cout);
+      if (opt.list_presets) print_presets(std::cout);
     }
     free_mpi_context(ctx);
     return 0;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "presets.hpp"
 #include "registry.hpp"
 
 namespace mpsb {
@@ -63,7 +64,8 @@ const char* to_string(DeviceChoice choice) {
   }
 }
 
-Options parse_options(const std::vector<std::string>& args) {
+Options parse_options(const std::vector<std::string>& typed) {
+  const std::vector<std::string> args = expand_presets(typed, preset_directory());
   Options opt;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
@@ -92,13 +94,17 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (flag == "--list-kernels") {
       no_value();
       opt.list_kernels = true;
+    } else if (flag == "--list-presets") {
+      no_value();
+      opt.list_presets = true;
     } else if (flag == "--kernel") {
+      opt.kernels.clear();
       for (const auto& name : split_list(flag, take_value())) {
         known_kernel(flag, name);
         opt.kernels.push_back(name);
       }
     } else if (flag == "--precision") {
-      for (const auto& p : split_list(flag, take_value())) opt.precisions.push_back(p);
+      opt.precisions = split_list(flag, take_value());
     } else if (flag == "--size") {
       const std::string v = take_value();
       if (const auto eq = v.find('='); eq != std::string::npos) {
@@ -109,6 +115,7 @@ Options parse_options(const std::vector<std::string>& args) {
         opt.sizes = parse_sizes(flag, v);
       }
     } else if (flag == "--ranks-per-gpu") {
+      opt.ranks_per_gpu.clear();
       for (const auto& item : split_list(flag, take_value())) {
         opt.ranks_per_gpu.push_back(static_cast<int>(parse_integer(flag, item, 1, 1 << 20)));
       }
@@ -121,6 +128,7 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (flag == "--mode") {
       opt.mode = parse_sharing_mode(take_value());
     } else if (flag == "--gpus") {
+      opt.gpus.clear();
       for (const auto& item : split_list(flag, take_value())) {
         const int index = static_cast<int>(parse_integer(flag, item, 0, 1023));
         for (int seen : opt.gpus) {
@@ -157,6 +165,8 @@ Options parse_options(const std::vector<std::string>& args) {
     for (const auto& k : kernel_registry()) all.push_back(k.name);
     return all;
   }();
+  opt.all_precisions = opt.precisions.size() == 1 && opt.precisions.front() == kAllPrecisions;
+  if (opt.all_precisions) opt.precisions.clear();
   for (const auto& p : opt.precisions) {
     bool supported = false;
     for (const auto& k : selected) {
@@ -181,7 +191,8 @@ std::string usage_text() {
          "precision x size x active ranks per GPU, each result verified.\n"
          "\n"
          "  --kernel LIST         kernels to run (default: all; see --list-kernels)\n"
-         "  --precision LIST      precisions (default: each kernel's defaults)\n"
+         "  --precision LIST|all  precisions (default: each kernel's defaults; all: every\n"
+         "                        precision each kernel supports)\n"
          "  --size LIST           problem sizes for every kernel (default: per kernel)\n"
          "  --size KERNEL=LIST    problem sizes for one kernel (repeatable)\n"
          "  --ranks-per-gpu LIST  active ranks per GPU (default: 1,2,4,... up to all)\n"
@@ -201,7 +212,10 @@ std::string usage_text() {
          "  --resume FILE         continue the killed run whose results are in FILE:\n"
          "                        keep its finished configurations, run the rest and\n"
          "                        write FILE (or --output) again\n"
+         "  --preset NAME         the options of presets/NAME.json in place (flags after\n"
+         "                        it override them; see --list-presets)\n"
          "  --list-kernels        list kernels, precisions and default sizes\n"
+         "  --list-presets        list presets with their descriptions and options\n"
          "  --version             print the version and git commit\n"
          "  -h, --help            this text\n"
          "\n"

@@ -18,6 +18,7 @@ enum class DeviceChoice { automatic, gpu, cpu };
 struct Options {
   std::vector<std::string> kernels;                            // empty: every registered kernel
   std::vector<std::string> precisions;                         // empty: each kernel's defaults
+  bool all_precisions = false;                                 // --precision all
   std::vector<std::int64_t> sizes;                             // for every kernel without its own list
   std::map<std::string, std::vector<std::int64_t>> kernel_sizes;  // --size KERNEL=LIST
   std::vector<int> ranks_per_gpu;                              // empty: 1, 2, 4, ... max
@@ -33,9 +34,13 @@ struct Options {
   bool show_help = false;
   bool show_version = false;
   bool list_kernels = false;
+  bool list_presets = false;
 };
 
-// Throws UsageError naming the offending value.
+// `--precision all`: every precision of each kernel.
+inline const char* const kAllPrecisions = "all";
+
+// Throws UsageError naming the offending value. Expands --preset first.
 Options parse_options(const std::vector<std::string>& args);
 std::string usage_text();
 const char* to_string(DeviceChoice choice);

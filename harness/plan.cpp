@@ -48,7 +48,9 @@ std::vector<Config> build_plan(const Options& options, DeviceKind device, int ma
   std::vector<Config> plan;
   for (const KernelInfo* k : kernels) {
     std::vector<std::string> precisions;
-    if (options.precisions.empty()) {
+    if (options.all_precisions) {
+      precisions = k->precisions;
+    } else if (options.precisions.empty()) {
       precisions = k->default_precisions;
     } else {
       for (const auto& p : options.precisions) {

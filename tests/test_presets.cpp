@@ -1,0 +1,91 @@
+// Presets are data files parsed by the real option parser; every one must
+// parse, and every flag --help lists must be documented in the README.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "options.hpp"
+#include "presets.hpp"
+
+namespace mpsb {
+namespace {
+
+std::string error_of(const std::vector<std::string>& args) {
+  try {
+    parse_options(args);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Presets, TheFourNamedPresetsExistAndEveryPresetParses) {
+  std::set<std::string> names;
+  for (const auto& p : list_presets(preset_directory())) {
+    names.insert(p.name);
+    EXPECT_FALSE(p.description.empty()) << p.name;
+    EXPECT_FALSE(p.args.empty()) << p.name;
+    EXPECT_EQ(error_of({"--preset", p.name}), "") << p.name;
+  }
+  for (const char* required : {"quick", "workshop", "ci", "full"}) EXPECT_EQ(names.count(required), 1u) << required;
+}
+
+TEST(Presets, ExpandInPlaceAndLaterFlagsOverride) {
+  const Options ci = parse_options({"--preset", "ci"});
+  EXPECT_EQ(ci.repetitions, 9);
+  EXPECT_EQ(ci.kernel_sizes.at("nbody"), (std::vector<std::int64_t>{65536}));
+  const Options overridden = parse_options({"--preset=ci", "--repetitions", "3", "--kernel", "matmul"});
+  EXPECT_EQ(overridden.repetitions, 3);
+  EXPECT_EQ(overridden.kernels, std::vector<std::string>{"matmul"});
+  const Options full = parse_options({"--preset", "full"});
+  EXPECT_TRUE(full.all_precisions);
+}
+
+TEST(Presets, BadPresetsAreOneLineErrors) {
+  EXPECT_NE(error_of({"--preset", "nope"}).find("unknown preset 'nope' (known: "), std::string::npos);
+  EXPECT_NE(error_of({"--preset", "../etc"}).find("'../etc' is not a preset name"), std::string::npos);
+  EXPECT_NE(error_of({"--preset"}).find("--preset: missing value"), std::string::npos);
+
+  char dir_template[] = "/tmp/mpsbench-presets-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  std::ofstream(dir + "/broken.json") << "{\"description\": \"x\", \"args\": [1, 2]}";
+  std::ofstream(dir + "/nested.json") << "{\"description\": \"x\", \"args\": [\"--preset\", \"ci\"]}";
+  const auto broken = [&] {
+    try {
+      load_preset(dir, "broken");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  EXPECT_NE(broken.find("broken.json"), std::string::npos) << broken;
+  EXPECT_EQ(broken.find('\n'), std::string::npos) << broken;
+  EXPECT_THROW(load_preset(dir, "nested"), UsageError);
+  std::remove((dir + "/broken.json").c_str());
+  std::remove((dir + "/nested.json").c_str());
+  std::remove(dir.c_str());
+}
+
+TEST(Help, EveryFlagInHelpIsDocumentedInTheReadme) {
+  std::ifstream in(MPSBENCH_README_PATH);
+  std::stringstream readme;
+  readme << in.rdbuf();
+  const std::string text = readme.str();
+  ASSERT_FALSE(text.empty());
+  const std::string usage = usage_text();
+  const std::regex flag("--[a-z][a-z-]+");
+  int flags = 0;
+  for (auto it = std::sregex_iterator(usage.begin(), usage.end(), flag); it != std::sregex_iterator(); ++it) {
+    ++flags;
+    EXPECT_NE(text.find("`" + it->str()), std::string::npos) << it->str() << " is not documented in README.md";
+  }
+  EXPECT_GT(flags, 15);
+}
+
+}  // namespace
+}  // namespace mpsb
