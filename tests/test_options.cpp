@@ -1,19 +1,15 @@
 #include <gtest/gtest.h>
 
 #include "options.hpp"
+#include "usage_error_text.hpp"
 
 namespace mpsb {
 namespace {
 
 Options parse(std::vector<std::string> args) { return parse_options(args); }
 
-std::string error_of(std::vector<std::string> args) {
-  try {
-    parse_options(args);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
+std::string error_of(const std::vector<std::string>& args) {
+  return usage_error_text([&] { parse_options(args); });
 }
 
 TEST(Options, DefaultsWhenEmpty) {

@@ -11,17 +11,13 @@
 
 #include "options.hpp"
 #include "presets.hpp"
+#include "usage_error_text.hpp"
 
 namespace mpsb {
 namespace {
 
 std::string error_of(const std::vector<std::string>& args) {
-  try {
-    parse_options(args);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
+  return usage_error_text([&] { parse_options(args); });
 }
 
 TEST(Presets, TheFourNamedPresetsExistAndEveryPresetParses) {
@@ -55,14 +51,7 @@ TEST(Presets, BadPresetsAreOneLineErrors) {
   const std::string dir = mkdtemp(dir_template);
   std::ofstream(dir + "/broken.json") << "{\"description\": \"x\", \"args\": [1, 2]}";
   std::ofstream(dir + "/nested.json") << "{\"description\": \"x\", \"args\": [\"--preset\", \"ci\"]}";
-  const auto broken = [&] {
-    try {
-      load_preset(dir, "broken");
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }();
+  const std::string broken = usage_error_text([&] { load_preset(dir, "broken"); });
   EXPECT_NE(broken.find("broken.json"), std::string::npos) << broken;
   EXPECT_EQ(broken.find('\n'), std::string::npos) << broken;
   EXPECT_THROW(load_preset(dir, "nested"), UsageError);

@@ -5,6 +5,7 @@
 #include "fault_injection.hpp"
 #include "result_json.hpp"
 #include "resume.hpp"
+#include "usage_error_text.hpp"
 
 namespace mpsb {
 namespace {
@@ -12,12 +13,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 std::string usage_error(const std::string& spec) {
-  try {
-    parse_fault_spec(spec);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
+  return usage_error_text([&] { parse_fault_spec(spec); });
 }
 
 TEST(FaultSpec, ParsesEveryKind) {
@@ -70,12 +66,7 @@ ojson sample_document(const RunIdentity& id, std::vector<ojson> results) {
 }
 
 std::string refusal(const ojson& doc, const RunIdentity& id) {
-  try {
-    resumable_results(doc, id);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
+  return usage_error_text([&] { resumable_results(doc, id); });
 }
 
 TEST(Resume, KeepsFinishedRecordsByPlanIndex) {

@@ -6,6 +6,7 @@
 
 #include "options.hpp"
 #include "sharing.hpp"
+#include "usage_error_text.hpp"
 
 namespace mpsb {
 namespace {
@@ -31,12 +32,7 @@ class FakeProbe final : public MpsProbe {
 RankSharing rank(int r, const MpsProbe& probe) { return RankSharing{r, "node1", read_sharing_state(probe, 0)}; }
 
 std::string error_of(SharingMode mode, const std::vector<RankSharing>& ranks) {
-  try {
-    verify_sharing_state(mode, ranks);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
+  return usage_error_text([&] { verify_sharing_state(mode, ranks); });
 }
 
 TEST(Sharing, ParsesModes) {

@@ -23,12 +23,19 @@ def all_pids():
     return [int(n) for n in names if n.isdigit()]
 
 
+def _read(pid, name):
+    """The bytes of /proc/PID/NAME, None when the process is gone or denies access."""
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 def stat(pid):
     """(state, ppid, session, starttime) or None when the process is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
+    data = _read(pid, "stat")
+    if data is None:
         return None
     # comm (field 2) may hold spaces and parentheses: split after the last ')'.
     fields = data[data.rfind(b")") + 2:].split()
@@ -40,10 +47,8 @@ def stat(pid):
 
 def environ(pid):
     """The process's initial environment as a dict of bytes, None when unreadable."""
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            data = f.read()
-    except OSError:
+    data = _read(pid, "environ")
+    if data is None:
         return None
     env = {}
     for entry in data.split(b"\0"):
@@ -54,11 +59,8 @@ def environ(pid):
 
 
 def cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-    except OSError:
-        return []
+    data = _read(pid, "cmdline")
+    return [a.decode(errors="replace") for a in data.split(b"\0") if a] if data is not None else []
 
 
 class Proc:
