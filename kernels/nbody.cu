@@ -30,7 +30,8 @@
 // bodies in registers, so each source body read from shared memory (one
 // LDS.128 broadcast, all lanes on one address) feeds that many interactions;
 // sources are staged through shared memory one 128-body tile at a time, the
-// next tile's global load issued before the current tile is consumed.
+// next tile's global load issued before the current tile is consumed, two
+// tile buffers so one barrier per tile suffices.
 // Per-tile accumulators are added into the running sums after each tile:
 // float errors then grow with sqrt(N/128) instead of sqrt(N), for 3 FADD per
 // target per tile. The grid is exactly one wave (SMs x resident blocks, from
@@ -102,12 +103,21 @@ __device__ __forceinline__ Vec4<T> load_source(const Vec4<T>* __restrict__ pos, 
   return j < n ? pos[j] : Vec4<T>{T(0), T(0), T(0), T(0)};
 }
 
+// Shared-memory staging of source tiles, double-buffered so one barrier per
+// tile suffices: a buffer is rewritten only after the barrier that follows
+// the reads of it.
+template <typename T, int kThreads>
+struct SourceTiles {
+  Vec4<T> body[2][kThreads];
+};
+
 // One target block's share of a chunk: its targets against source tiles
 // [t_begin, t_end), summed into `out` (that chunk's slot). Thread t holds
 // targets first + b * kThreads, so loads and stores coalesce.
 template <typename T, int kThreads, int kBodies, int kUnroll>
 __device__ __forceinline__ void target_block_segment(const Vec4<T>* __restrict__ pos, int n, int first, int t_begin,
-                                                     int t_end, Vec4<T>* tile, Vec4<T>* __restrict__ out) {
+                                                     int t_end, SourceTiles<T, kThreads>& tiles,
+                                                     Vec4<T>* __restrict__ out) {
   const int tid = static_cast<int>(threadIdx.x);
   T px[kBodies], py[kBodies], pz[kBodies], ax[kBodies], ay[kBodies], az[kBodies];
 #pragma unroll
@@ -119,7 +129,9 @@ __device__ __forceinline__ void target_block_segment(const Vec4<T>* __restrict__
   }
   const T eps2 = static_cast<T>(kSoftening2);
   Vec4<T> staged = load_source(pos, n, t_begin * kThreads + tid);
-  for (int t = t_begin; t < t_end; ++t) {
+  int buffer = 0;
+  for (int t = t_begin; t < t_end; ++t, buffer ^= 1) {
+    Vec4<T>* tile = tiles.body[buffer];
     tile[tid] = staged;
     __syncthreads();
     if (t + 1 < t_end) staged = load_source(pos, n, (t + 1) * kThreads + tid);
@@ -134,8 +146,8 @@ __device__ __forceinline__ void target_block_segment(const Vec4<T>* __restrict__
     }
 #pragma unroll
     for (int b = 0; b < kBodies; ++b) ax[b] += tx[b], ay[b] += ty[b], az[b] += tz[b];
-    __syncthreads();  // the tile is overwritten next
   }
+  __syncthreads();  // the next segment restarts at buffer 0, which may still be read
 #pragma unroll
   for (int b = 0; b < kBodies; ++b) {
     const int i = first + b * kThreads;
@@ -149,7 +161,7 @@ __device__ __forceinline__ void target_block_segment(const Vec4<T>* __restrict__
 template <typename T, int kThreads, int kBodies, int kUnroll, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     forces_kernel(const Vec4<T>* __restrict__ pos, const Schedule s, Vec4<T>* __restrict__ partial) {
-  __shared__ Vec4<T> tile[kThreads];
+  __shared__ SourceTiles<T, kThreads> tiles;
   const int n = static_cast<int>(s.n);
   const std::int64_t c = blockIdx.x;
   const std::int64_t end = chunk_begin(s, c + 1);
@@ -160,7 +172,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     Vec4<T>* out = partial + static_cast<size_t>(c - first_chunk(s, tb)) * static_cast<size_t>(n);
     const int first = static_cast<int>(tb) * (kThreads * kBodies) + static_cast<int>(threadIdx.x);
     target_block_segment<T, kThreads, kBodies, kUnroll>(pos, n, first, static_cast<int>(t_begin),
-                                                        static_cast<int>(t_end), tile, out);
+                                                        static_cast<int>(t_end), tiles, out);
     u += t_end - t_begin;
   }
 }
