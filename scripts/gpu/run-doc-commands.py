@@ -1,0 +1,506 @@
+#!/usr/bin/env python3
+"""Runs the commands of Markdown documents exactly as written.
+
+Fenced code blocks are tagged by their info string:
+
+    ```sh gpu         run on the GPU node (default kind)
+    ```sh analysis    analysis only (mpsbench-analyze, python3); --kinds gpu,analysis
+    ```bash slurm     a Slurm batch script: never run, only syntax-checked (--check)
+
+The selected blocks of one document are written, in document order, into one
+bash script that runs from the repository root (--root), so `export`, `cd` and
+shell variables carry over from block to block. `set -e` is not used: a failing
+command does not stop the document; a block's exit status is that of its first
+failing command (what `set -e` would have stopped on, found through an ERR
+trap), else 0. Blocks must not call `exit` or `set -e` (that ends the document).
+
+Each block's commands and output go to LOG_DIR/<doc>/block-NN.log, the whole
+transcript to LOG_DIR/<doc>.log, the generated script to LOG_DIR/<doc>.sh; a
+summary table (block, line, section, first line, exit status, seconds) is
+printed at the end and written to LOG_DIR/summary.txt and summary.json. Logs
+are written as the output arrives, so a run killed from outside keeps them.
+
+Python 3.8+ standard library only; Linux (the block timeout reads /proc).
+
+Exit status: 0 every selected block ran with status 0; 1 a block failed, timed
+out or did not run; 2 bad input (no blocks, a block with a bash syntax error);
+130/143 interrupted by SIGINT/SIGTERM (the running commands are stopped first).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import queue
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+KINDS = ("gpu", "analysis", "slurm")
+FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`]*)$")
+HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+class Block:
+    def __init__(self, number, line, kind, lang, text, section):
+        self.number = number          # 1-based over every tagged block of the document
+        self.line = line              # line of the opening fence
+        self.kind = kind
+        self.lang = lang
+        self.text = text
+        self.section = section
+        self.status = None            # exit status, None: not run
+        self.seconds = None
+        self.note = ""                # "timeout", "not run", "killed"
+
+    @property
+    def first_line(self):
+        for line in self.text.splitlines():
+            if line.strip() and not line.lstrip().startswith("#"):
+                return line.strip()
+        return self.text.strip().splitlines()[0] if self.text.strip() else ""
+
+
+def parse_blocks(path):
+    """Every fenced block whose info string is `sh gpu`, `sh analysis` or `bash slurm`
+    (any of sh/bash with any of the kinds), in document order."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    blocks, section, i = [], "", 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            h = HEADING.match(lines[i])
+            if h:
+                section = h.group(2)
+            i += 1
+            continue
+        indent, fence, info = len(m.group(1)), m.group(2), m.group(3).split()
+        start = i
+        body = []
+        i += 1
+        while i < len(lines):
+            close = re.match(r"^ {0,3}(" + re.escape(fence[0]) + r"{" + str(len(fence)) + r",})\s*$", lines[i])
+            if close:
+                break
+            line = lines[i]
+            # strip up to the opening fence's indentation (blocks inside list items)
+            strip = len(line) - len(line.lstrip(" "))
+            body.append(line[min(strip, indent):])
+            i += 1
+        i += 1  # past the closing fence (or the end of the file)
+        if len(info) >= 2 and info[0] in ("sh", "bash") and info[1] in KINDS:
+            blocks.append(Block(len(blocks) + 1, start + 1, info[1], info[0], "\n".join(body) + "\n", section))
+    return blocks
+
+
+def parse_ranges(text):
+    chosen = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, sep, hi = part.partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()):
+            raise ValueError(f"--blocks: '{part}' is not a number or a range N-M")
+        chosen.update(range(int(lo), int(hi if sep else lo) + 1))
+    return chosen
+
+
+def syntax_errors(blocks):
+    errors = []
+    for b in blocks:
+        r = subprocess.run(["bash", "-n"], input=b.text, text=True, capture_output=True)
+        if r.returncode != 0:
+            errors.append(f"block {b.number} (line {b.line}, {b.lang} {b.kind}): " +
+                          " ".join(r.stderr.strip().splitlines()))
+    return errors
+
+
+def build_script(blocks, root, token, source):
+    out = [
+        "#!/usr/bin/env bash",
+        f"# generated by scripts/gpu/run-doc-commands.py from {source}",
+        "# one shell for the whole document; a block's status = its first failing command",
+        f"cd {shquote(root)} || exit 97",
+        "exec 2>&1 </dev/null",
+        "__mpsb_rc=0",
+        "trap '__mpsb_s=$?; if [ \"$__mpsb_rc\" -eq 0 ]; then __mpsb_rc=$__mpsb_s; fi' ERR",
+    ]
+    for b in blocks:
+        out += [
+            "",
+            f"# ---- block {b.number} (line {b.line}) ----",
+            f"__mpsb_rc=0; printf '\\n{token} begin {b.number}\\n'",
+            b.text.rstrip("\n"),
+            f"printf '\\n{token} end {b.number} %s\\n' \"$__mpsb_rc\"",
+        ]
+    out.append("")
+    return "\n".join(out)
+
+
+def shquote(s):
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+def session_members(sid, exclude):
+    pids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == exclude:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # after "pid (comm)": state ppid pgrp session ...
+        if len(fields) > 3 and fields[3] == str(sid) and fields[0] not in ("Z", "X"):
+            pids.append(int(name))
+    return pids
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", errors="replace").strip()[:120]
+    except OSError:
+        return "?"
+
+
+def stop_members(sid, exclude, grace=5.0):
+    """SIGTERM to every live process of the session but `exclude`, SIGKILL after grace."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 2.0)):
+        pids = session_members(sid, exclude)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        end = time.monotonic() + wait
+        while time.monotonic() < end and session_members(sid, exclude):
+            time.sleep(0.1)
+
+
+class DocRun:
+    def __init__(self, path, blocks, args, log_dir, stem):
+        self.path, self.blocks, self.args = path, blocks, args
+        self.stem = stem
+        self.block_dir = os.path.join(log_dir, stem)
+        self.script_path = os.path.join(log_dir, stem + ".sh")
+        self.transcript_path = os.path.join(log_dir, stem + ".log")
+        self.current = None
+        self.started = None
+        self.proc = None
+        self.lock = threading.Lock()
+        self.timed_out_doc = False
+        self.interrupted = None
+
+    def watchdog(self, doc_deadline):
+        while self.proc.poll() is None:
+            time.sleep(0.25)
+            with self.lock:
+                cur, started = self.current, self.started
+            now = time.monotonic()
+            if doc_deadline and now > doc_deadline and not self.timed_out_doc:
+                self.timed_out_doc = True
+                self.say(f"run-doc-commands: document timeout ({self.args.timeout:g} s): stopping it")
+                stop_members(self.proc.pid, exclude=None)
+                return
+            if cur is not None and self.args.block_timeout and now - started > self.args.block_timeout \
+                    and not cur.note:
+                cur.note = "timeout"
+                self.say(f"run-doc-commands: block {cur.number} ran past --block-timeout "
+                         f"{self.args.block_timeout:g} s: stopping its commands, going on with the next block")
+                stop_members(self.proc.pid, exclude=self.proc.pid)
+
+    def say(self, text):
+        print(text, flush=True)
+        with open(self.transcript_path, "a", encoding="utf-8") as t:
+            t.write(text + "\n")
+
+    def run(self, root, token):
+        os.makedirs(self.block_dir, exist_ok=True)
+        with open(self.script_path, "w", encoding="utf-8") as f:
+            f.write(build_script(self.blocks, root, token, self.path))
+        open(self.transcript_path, "w").close()
+        by_number = {b.number: b for b in self.blocks}
+        begin = re.compile(re.escape(token) + r" begin (\d+)$")
+        end = re.compile(re.escape(token) + r" end (\d+) (\d+)$")
+        self.proc = subprocess.Popen(["bash", self.script_path], cwd=root, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + self.args.timeout if self.args.timeout else None
+        dog = threading.Thread(target=self.watchdog, args=(deadline,), daemon=True)
+        dog.start()
+        block_log = None
+        pending_blank = False
+        transcript = open(self.transcript_path, "a", encoding="utf-8")
+        lines = queue.Queue()
+
+        def reader():
+            for raw in iter(self.proc.stdout.readline, b""):
+                lines.put(raw)
+            lines.put(None)
+
+        # A thread reads, so that a process left behind holding the pipe open (a daemon
+        # started without redirecting its output) cannot keep the runner waiting.
+        threading.Thread(target=reader, daemon=True).start()
+        exited_at = None
+        try:
+            while True:
+                try:
+                    raw = lines.get(timeout=0.25)
+                except queue.Empty:
+                    if self.proc.poll() is None:
+                        continue
+                    exited_at = exited_at or time.monotonic()
+                    if time.monotonic() - exited_at < 2.0:
+                        continue
+                    self.say("run-doc-commands: bash exited but a process it started still holds its output "
+                             "open; not waiting for it")
+                    break
+                if raw is None:
+                    break
+                line = raw.decode("utf-8", errors="replace").rstrip("\n")
+                m = begin.match(line)
+                if m:
+                    pending_blank = False
+                    b = by_number[int(m.group(1))]
+                    with self.lock:
+                        self.current, self.started = b, time.monotonic()
+                    header = f"==== block {b.number} (line {b.line}, {b.lang} {b.kind}) {b.section}"
+                    cmd = "\n".join("$ " + c for c in b.text.rstrip("\n").splitlines())
+                    block_log = open(os.path.join(self.block_dir, f"block-{b.number:02d}.log"), "w",
+                                     encoding="utf-8")
+                    for sink in (block_log, transcript):
+                        sink.write(header + "\n" + cmd + "\n")
+                        sink.flush()
+                    if not self.args.quiet:
+                        print(header + "\n" + cmd, flush=True)
+                    else:
+                        print(f"[block {b.number}] {b.first_line[:100]}", flush=True)
+                    continue
+                m = end.match(line)
+                if m:
+                    pending_blank = False
+                    b = by_number[int(m.group(1))]
+                    with self.lock:
+                        b.seconds = time.monotonic() - self.started
+                        b.status = int(m.group(2))
+                        self.current = None
+                    tail = f"---- block {b.number}: exit status {b.status}{' (' + b.note + ')' if b.note else ''}, " \
+                           f"{b.seconds:.1f} s"
+                    for sink in (block_log, transcript):
+                        sink.write(tail + "\n")
+                        sink.flush()
+                    block_log.close()
+                    block_log = None
+                    print(tail, flush=True)
+                    continue
+                # the marker's leading newline adds one empty line when the output ended with one
+                if pending_blank:
+                    self._emit("", block_log, transcript)
+                    pending_blank = False
+                if line == "":
+                    pending_blank = True
+                    continue
+                self._emit(line, block_log, transcript)
+        except KeyboardInterrupt:
+            self.interrupted = 130
+        finally:
+            if self.interrupted or self.proc.poll() is None:
+                stop_members(self.proc.pid, exclude=None)
+            self.proc.wait()
+            left = session_members(self.proc.pid, exclude=None)
+            if left:
+                self.say("run-doc-commands: still running after the document ended (started by it, not stopped): " +
+                         ", ".join(f"pid {pid} ({cmdline(pid)})" for pid in left))
+            cur = self.current
+            if cur is not None and cur.status is None:
+                cur.seconds = time.monotonic() - self.started
+                cur.note = "killed" if not self.timed_out_doc else "timeout"
+                if block_log:
+                    block_log.write(f"---- block {cur.number}: {cur.note} after {cur.seconds:.1f} s\n")
+            if block_log:
+                block_log.close()
+            for b in self.blocks:
+                if b.status is None and not b.note:
+                    b.note = "not run"
+            transcript.close()
+        return self.proc.returncode
+
+    def _emit(self, line, block_log, transcript):
+        if not self.args.quiet:
+            print(line, flush=True)
+        for sink in (block_log, transcript):
+            if sink:
+                sink.write(line + "\n")
+        if block_log:
+            block_log.flush()
+        transcript.flush()
+
+
+def summary_table(runs):
+    rows = [("doc", "block", "line", "kind", "section", "first line", "status", "seconds")]
+    for run in runs:
+        for b in run.blocks:
+            status = "-" if b.status is None else str(b.status)
+            if b.note:
+                status = b.note if b.status is None else f"{status} ({b.note})"
+            rows.append((run.stem, str(b.number), str(b.line), b.kind, b.section[:28], b.first_line[:60], status,
+                         "-" if b.seconds is None else f"{b.seconds:.1f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    right = {1, 2, 7}
+    out = []
+    for n, r in enumerate(rows):
+        out.append("  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    total = sum(b.seconds or 0 for run in runs for b in run.blocks)
+    failed = sum(1 for run in runs for b in run.blocks if b.status != 0)
+    out.append(f"{sum(len(r.blocks) for r in runs)} blocks, {failed} not ok (failed, timed out or not run), "
+               f"{total:.1f} s in blocks")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="run-doc-commands.py",
+        description="Run the `sh gpu` (and optionally `sh analysis`) blocks of Markdown documents in order, "
+                    "one bash shell per document, from the repository root; log every block and print a summary.",
+        epilog="example (GPU node): python3 scripts/gpu/run-doc-commands.py --log-dir $OUT/docs --collect ws "
+               "docs/workshop.md")
+    p.add_argument("docs", nargs="+", metavar="MARKDOWN")
+    p.add_argument("--kinds", default="gpu", help="block kinds to run, comma list of gpu, analysis (default: gpu)")
+    p.add_argument("--log-dir", help="where logs go (default: doc-logs-DATE-TIME in the current directory)")
+    p.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                   help="directory the blocks run in (default: this repository's root)")
+    p.add_argument("--blocks", help="only these block numbers of each document, e.g. 1,3-5 (numbers as in --list)")
+    p.add_argument("--block-timeout", type=float, default=0,
+                   help="seconds after which a block's commands are stopped (SIGTERM, then SIGKILL) and the "
+                        "document goes on with the next block (default: 0, no limit)")
+    p.add_argument("--timeout", type=float, default=0,
+                   help="seconds after which a whole document is stopped (default: 0, no limit)")
+    p.add_argument("--collect", action="append", default=[], metavar="PATH",
+                   help="after the run, copy PATH (relative to --root) to LOG_DIR/collected/ (repeatable)")
+    p.add_argument("--list", action="store_true", help="list every tagged block and run nothing")
+    p.add_argument("--check", action="store_true",
+                   help="bash -n every tagged block (slurm ones too) and run nothing; exit 2 on a syntax error")
+    p.add_argument("-q", "--quiet", action="store_true", help="print one line per block, not its output")
+    args = p.parse_args(argv)
+
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in ("gpu", "analysis")]
+    if bad or not kinds:
+        p.error(f"--kinds: choose from gpu, analysis (got {args.kinds!r})")
+    try:
+        chosen = parse_ranges(args.blocks) if args.blocks else None
+    except ValueError as e:
+        p.error(str(e))
+
+    docs = []
+    for path in args.docs:
+        if not os.path.isfile(path):
+            p.error(f"{path}: no such file")
+        docs.append((path, parse_blocks(path)))
+
+    if args.list or args.check:
+        errors = []
+        for path, blocks in docs:
+            print(f"{path}: {len(blocks)} tagged blocks")
+            for b in blocks:
+                print(f"  {b.number:3d}  line {b.line:4d}  {b.lang + ' ' + b.kind:13s}  {b.section[:30]:30s}  {b.first_line[:70]}")
+            if args.check:
+                errors += [f"{path}: {e}" for e in syntax_errors(blocks)]
+        for e in errors:
+            print(f"run-doc-commands: syntax error: {e}", file=sys.stderr)
+        return 2 if errors else 0
+
+    selected = []
+    for path, blocks in docs:
+        mine = [b for b in blocks if b.kind in kinds and (chosen is None or b.number in chosen)]
+        if not mine:
+            print(f"run-doc-commands: error: {path}: no blocks of kind {','.join(kinds)}"
+                  f"{' among --blocks ' + args.blocks if chosen else ''}", file=sys.stderr)
+            return 2
+        errors = syntax_errors(mine)
+        if errors:
+            for e in errors:
+                print(f"run-doc-commands: error: {path}: {e}", file=sys.stderr)
+            return 2
+        selected.append((path, mine))
+
+    log_dir = os.path.abspath(args.log_dir or datetime.datetime.now().strftime("doc-logs-%Y%m%d-%H%M%S"))
+    os.makedirs(log_dir, exist_ok=True)
+    root = os.path.abspath(args.root)
+    token = "@@run-doc-commands-" + secrets.token_hex(6) + "@@"
+
+    runs, stems = [], set()
+    stop = {"signal": None}
+
+    def on_signal(signum, frame):
+        stop["signal"] = signum
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    interrupted = None
+    for path, blocks in selected:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        while stem in stems:
+            stem += "_"
+        stems.add(stem)
+        run = DocRun(path, blocks, args, log_dir, stem)
+        runs.append(run)
+        print(f"run-doc-commands: {path}: {len(blocks)} blocks ({','.join(kinds)}) in {root}; logs in "
+              f"{os.path.join(log_dir, stem)}", flush=True)
+        run.run(root, token)
+        if run.interrupted:
+            interrupted = 128 + (stop["signal"] or signal.SIGINT)
+            break
+    for path, blocks in selected[len(runs):]:
+        for b in blocks:
+            b.note = "not run"
+
+    collected = []
+    for rel in args.collect:
+        src = os.path.join(root, rel)
+        dst = os.path.join(log_dir, "collected", rel)
+        try:
+            if os.path.isdir(src):
+                shutil.copytree(src, dst, dirs_exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copy2(src, dst)
+            collected.append(f"{rel} -> {dst}")
+        except OSError as e:
+            collected.append(f"{rel}: not collected ({e.strerror or e})")
+
+    table = summary_table(runs)
+    text = table + "".join(f"\ncollected: {c}" for c in collected)
+    print("\n" + text, flush=True)
+    with open(os.path.join(log_dir, "summary.txt"), "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    with open(os.path.join(log_dir, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump({"root": root, "kinds": kinds, "collected": collected, "documents": [
+            {"path": r.path, "log": r.transcript_path, "script": r.script_path, "blocks": [
+                {"number": b.number, "line": b.line, "kind": b.kind, "section": b.section,
+                 "first_line": b.first_line, "status": b.status, "note": b.note or None,
+                 "seconds": None if b.seconds is None else round(b.seconds, 3),
+                 "log": os.path.join(r.block_dir, f"block-{b.number:02d}.log")} for b in r.blocks]}
+            for r in runs]}, f, indent=1)
+        f.write("\n")
+    if interrupted:
+        return interrupted
+    ok = all(b.status == 0 for r in runs for b in r.blocks) and len(runs) == len(selected)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
