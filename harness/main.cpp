@@ -185,7 +185,7 @@ int run(int argc, char** argv) {
     verify_sharing_state(opt.mode, sharing);
   }
   const auto plan = build_plan(opt, device.kind, placement.max_ranks_per_device, placement.device_count);
-  preflight_memory(plan, placement);
+  const std::vector<std::string> memory_warnings = preflight_memory(plan, placement);
 
   Context context;
   context.version = build_version();
@@ -230,6 +230,8 @@ int run(int argc, char** argv) {
       std::cout << "  resume: " << resumed_count << " of " << plan.size() << " configurations kept from "
                 << opt.resume << "\n" << std::flush;
     }
+    for (const auto& line : memory_warnings) std::cout << "  memory: " << line << "\n";
+    std::cout << std::flush;
     reporters.push_back(std::move(console));
     reporters.push_back(std::move(json));
   });

@@ -76,8 +76,9 @@ std::vector<Config> build_plan(const Options& options, DeviceKind device, int ma
   return plan;
 }
 
-void preflight_memory(const std::vector<Config>& plan, const Placement& placement) {
-  if (placement.kind != DeviceKind::gpu) return;
+std::vector<std::string> preflight_memory(const std::vector<Config>& plan, const Placement& placement) {
+  std::vector<std::string> tight;
+  if (placement.kind != DeviceKind::gpu) return tight;
   // The free memory of a GPU as its ranks saw it after every context existed;
   // the smallest report is the one to trust.
   std::map<std::string, const RankPlacement*> tightest;
@@ -91,15 +92,21 @@ void preflight_memory(const std::vector<Config>& plan, const Placement& placemen
     const double needed = per_rank * c.ranks_per_gpu;
     for (const auto& [key, r] : tightest) {
       const auto free_bytes = static_cast<double>(r->gpu.memory_free_bytes);
-      if (needed > free_bytes) {
-        throw UsageError(c.kernel + " " + c.precision + " size " + std::to_string(c.size) + " with " +
-                         std::to_string(c.ranks_per_gpu) + " ranks per GPU needs " +
-                         std::to_string(c.ranks_per_gpu) + " x " + format_bytes(per_rank) + " = " +
-                         format_bytes(needed) + ", but GPU " + std::to_string(r->gpu.index) + " on " + r->host +
-                         " has " + format_bytes(free_bytes) + " free");
+      if (needed <= free_bytes) continue;
+      const std::string what = c.kernel + " " + c.precision + " size " + std::to_string(c.size);
+      const std::string gpu = "GPU " + std::to_string(r->gpu.index) + " on " + r->host + " has " +
+                              format_bytes(free_bytes) + " free";
+      if (per_rank > free_bytes) {
+        throw UsageError(what + " needs " + format_bytes(per_rank) + " per rank, but " + gpu);
       }
+      tight.push_back(what + " with " + std::to_string(c.ranks_per_gpu) + " ranks per GPU needs " +
+                      std::to_string(c.ranks_per_gpu) + " x " + format_bytes(per_rank) + " = " +
+                      format_bytes(needed) + ", but " + gpu +
+                      ": it runs, and is recorded as failed if an allocation fails");
+      break;
     }
   }
+  return tight;
 }
 
 std::string format_bytes(double bytes) {

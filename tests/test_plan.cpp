@@ -110,20 +110,28 @@ TEST(Placement, SerializationRoundTrips) {
   EXPECT_EQ(back.gpu.sm_count, 32);
 }
 
-TEST(Preflight, RejectsBuffersBeyondTheGpuShare) {
+TEST(Preflight, RejectsSizesOneRankCannotHoldAndFlagsRankCountsThatMayNotFit) {
   const double gib = 1024.0 * 1024 * 1024;
   const Placement p = build_placement(DeviceKind::gpu, {rank_on(0, "a", "GPU-0", static_cast<std::uint64_t>(10 * gib)),
                                                         rank_on(1, "a", "GPU-0", static_cast<std::uint64_t>(10 * gib))});
-  // 3 * 16384^2 * 4 bytes = 3 GiB per rank: one rank fits, two fit, 20000^2 x 2 does not.
-  EXPECT_NO_THROW(preflight_memory({Config{"matmul", "fp32", 16384, 2}}, p));
+  // 3 * 16384^2 * 4 bytes = 3 GiB per rank: one and two ranks fit.
+  EXPECT_TRUE(preflight_memory({Config{"matmul", "fp32", 16384, 1}, Config{"matmul", "fp32", 16384, 2}}, p).empty());
+  // 3 * 30000^2 * 4 bytes + workspace = 10.12 GiB: not even one rank fits: bad input.
   try {
-    preflight_memory({Config{"matmul", "fp32", 16384, 1}, Config{"matmul", "fp32", 30000, 2}}, p);
+    preflight_memory({Config{"matmul", "fp32", 16384, 1}, Config{"matmul", "fp32", 30000, 1}}, p);
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("size 30000 with 2 ranks per GPU"), std::string::npos) << m;
+    EXPECT_NE(m.find("matmul fp32 size 30000 needs 10.12 GiB per rank"), std::string::npos) << m;
     EXPECT_NE(m.find("10.00 GiB free"), std::string::npos) << m;
   }
+  // 3 * 25000^2 * 4 bytes + workspace = 7.05 GiB: one rank fits, two may not: it runs, flagged.
+  const auto tight =
+      preflight_memory({Config{"matmul", "fp32", 25000, 1}, Config{"matmul", "fp32", 25000, 2}}, p);
+  ASSERT_EQ(tight.size(), 1u);
+  EXPECT_NE(tight[0].find("size 25000 with 2 ranks per GPU needs 2 x 7.05 GiB = 14.09 GiB"), std::string::npos)
+      << tight[0];
+  EXPECT_NE(tight[0].find("recorded as failed"), std::string::npos) << tight[0];
 }
 
 TEST(Preflight, CpuDeviceHasNoGpuMemoryLimit) {
