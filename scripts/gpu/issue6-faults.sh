@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# On the GPU machine: the failure paths of issue 6 for real, once each.
+#   oom      8 ranks x a size one rank can hold but 8 cannot: real cudaMalloc
+#            failure, that configuration recorded failed, the next ones run
+#   kill     kill -9 of one mpsbench rank of an MPS job of the sweep command
+#   sigterm  SIGTERM to the sweep command while an MPS job runs
+#   daemon   kill -9 of the MPS server while an MPS job runs
+#   hang     MPSBENCH_FAULT=hang on the GPU, ended by --timeout
+#   resume   MPSBENCH_FAULT=abort on the GPU, then --resume
+# After every scenario: no nvidia-cuda-mps-* process, no mpsbench process and
+# no MPS pipe/log directory of the sweep may be left (ps, ls). Every scenario
+# is bounded by `timeout`. Usage: issue6-faults.sh [BUILD_DIR] (default build,
+# already built). Logs: $OUT/faults.log (everything) and a table at the end.
+set -uo pipefail
+build=${1:-build}
+out=${OUT:-/tmp/mpsbench-out}
+work=/tmp/issue6
+rm -rf "$work" && mkdir -p "$work" "$out"
+log=$out/faults.log
+: >"$log"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+here=$(cd "$(dirname "$0")/../.." && pwd)
+sweep=("$here/harness/mpsbench-sweep" --mpsbench "$build/mpsbench")
+table=()
+note() { echo "$*" | tee -a "$log"; }
+leftovers() {  # what a scenario must not leave behind
+  local procs dirs
+  procs=$(ps -eo pid,comm,args | grep -E '[n]vidia-cuda-mps|[m]psbench( |$)' | grep -v issue6-faults)
+  dirs=$(ls -d /tmp/mpsb-[0-9]* 2>/dev/null)
+  { echo "ps (nvidia-cuda-mps*, mpsbench):"; echo "${procs:-  none}"; echo "MPS dirs: ${dirs:-none}"; } >>"$log"
+  if [ -z "$procs" ] && [ -z "$dirs" ]; then echo clean; else
+    echo "LEFT: $(echo "$procs" | awk '{print $2}' | sort | uniq -c | xargs) ${dirs}"; fi
+}
+wait_results() {  # part-file min-results seconds: until the job has finished that many configurations
+  for _ in $(seq "$3"); do
+    python3 -c 'import json,sys; sys.exit(len(json.load(open(sys.argv[1]))["results"]) < int(sys.argv[2]))' "$1" "$2" \
+      2>/dev/null && return 0
+    sleep 1
+  done
+  return 1
+}
+record() {  # scenario expected_rc rc seconds verdict what
+  table+=("$(printf '%-8s %-9s %-4s %5ss  %-5s %s' "$1" "$2" "$3" "$4" "$5" "$6")")
+}
+check_json() {  # file python-expression over doc -> prints the summary or fails
+  python3 - "$@" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rs = doc["results"]
+desc = ", ".join(f'{r["size"]}x{r["ranks_per_gpu"]}:{r["mode"]}:{r["status"]}' for r in rs)
+ok = eval(sys.argv[2], {"doc": doc, "rs": rs})
+print(("ok" if ok else "BAD") + f" complete={doc['complete']} [{desc}]")
+sys.exit(0 if ok else 1)
+PY
+}
+
+note "== before: $(nvidia-smi --query-gpu=name,memory.used,memory.total,compute_mode --format=csv,noheader); $(leftovers)"
+
+# --- oom: fp32 N = 31623 is 3 x 4 GB on the GPU (and 8 GB of inputs on the
+# host) per rank: 1 rank fits in 80 GB, 8 do not. 2048 afterwards must run.
+s=$SECONDS
+timeout 240 mpirun -np 8 "$build/mpsbench" --kernel matmul --precision fp32 --size 31623,2048 --ranks-per-gpu 1,8 \
+  --min-time 0.05 --repetitions 2 --output "$work/oom.json" >"$work/oom.out" 2>&1
+rc=$?
+cat "$work/oom.out" >>"$log"
+j=$(check_json "$work/oom.json" '[r["status"] for r in rs] == ["ok", "failed", "ok", "ok"] and "out of memory" in rs[1]["error"] and all(r["verified"] for r in rs if r["status"] == "ok")' 2>&1)
+v=$([ $rc -eq 1 ] && [[ $j == ok* ]] && echo PASS || echo FAIL)
+note "oom: rc=$rc $j; failed: $(grep -o 'FAILED: .*' "$work/oom.out" | head -1); memory line: $(grep -c '  memory: ' "$work/oom.out")"
+record oom 1 $rc $((SECONDS - s)) "$v" "$(leftovers); $j"
+
+# --- kill: the sweep runs an 8-rank MPS job; one rank gets SIGKILL.
+mkdir -p "$work/kill"
+s=$SECONDS
+timeout 180 "${sweep[@]}" --modes mps --ranks-per-gpu 1,8 --output "$work/kill.json" --workdir "$work/kill/w" -- \
+  --kernel matmul --precision fp32 --size 4096 --min-time 0.5 --repetitions 20 >"$work/kill/sweep.out" 2>&1 &
+sp=$!
+victim=""
+wait_results "$work/kill/w/part-mps.json" 1 90 && sleep 2 && victim=$(pgrep -f "$build/mpsbench" | sort -n | sed -n 4p)
+note "kill: ps before the kill:"; ps -eo pid,comm,args | grep -E '[n]vidia-cuda-mps|[m]psbench' >>"$log"
+[ -n "$victim" ] && kill -9 "$victim" && note "kill: SIGKILL to mpsbench pid $victim at $((SECONDS - s)) s"
+wait $sp
+rc=$?
+cat "$work/kill/sweep.out" >>"$log"
+j=$(check_json "$work/kill.json" 'not doc["complete"] and len(rs) >= 1 and all(r["status"] == "ok" and r["verified"] for r in rs)' 2>&1)
+left=$(leftovers)
+v=$([ $rc -eq 3 ] && [ "$left" = clean ] && [[ $j == ok* ]] && echo PASS || echo FAIL)
+note "kill: rc=$rc after $((SECONDS - s)) s; $j; $(grep -m1 -iE 'crash|killed|signal|exit' "$work/kill/sweep.out")"
+record kill 3 $rc $((SECONDS - s)) "$v" "$left; $j"
+
+# --- sigterm: SIGTERM to the sweep command while its MPS job runs.
+mkdir -p "$work/term"
+s=$SECONDS
+timeout 180 "${sweep[@]}" --modes timeslice,mps --ranks-per-gpu 1,8 --output "$work/term.json" --workdir "$work/term/w" -- \
+  --kernel matmul --precision fp32 --size 2048 --min-time 1 --repetitions 5 >"$work/term/sweep.out" 2>&1 &
+sp=$!
+for _ in $(seq 90); do sleep 1; pgrep -f nvidia-cuda-mps-server >/dev/null && pgrep -f "$build/mpsbench" >/dev/null && break; done
+sleep 4
+note "sigterm: SIGTERM to the sweep (pid $sp) at $((SECONDS - s)) s; ps:"; ps -eo pid,comm,args | grep -E '[n]vidia-cuda-mps|[m]psbench' >>"$log"
+kill -TERM $sp
+wait $sp
+rc=$?
+cat "$work/term/sweep.out" >>"$log"
+j=$(check_json "$work/term.json" 'not doc["complete"] and all(r["status"] == "ok" for r in rs) and any(r["mode"] == "timeslice" for r in rs)' 2>&1)
+left=$(leftovers)
+v=$([ $rc -eq 143 ] && [ "$left" = clean ] && [[ $j == ok* ]] && echo PASS || echo FAIL)
+record sigterm 143 $rc $((SECONDS - s)) "$v" "$left; $j"
+
+# --- daemon: the MPS server is killed while an MPS job runs.
+mkdir -p "$work/daemon"
+s=$SECONDS
+timeout 180 "${sweep[@]}" --modes mps --ranks-per-gpu 1,8 --output "$work/daemon.json" --workdir "$work/daemon/w" -- \
+  --kernel matmul --precision fp32 --size 4096 --min-time 0.5 --repetitions 20 >"$work/daemon/sweep.out" 2>&1 &
+sp=$!
+wait_results "$work/daemon/w/part-mps.json" 1 90 && sleep 2
+server=$(pgrep -f nvidia-cuda-mps-server | head -1)
+note "daemon: SIGKILL to nvidia-cuda-mps-server pid ${server:-none} at $((SECONDS - s)) s"
+[ -n "$server" ] && kill -9 "$server"
+wait $sp
+rc=$?
+cat "$work/daemon/sweep.out" >>"$log"
+j=$(check_json "$work/daemon.json" 'not doc["complete"] and all(r["status"] == "ok" and r["verified"] and r["mode"] == "mps" for r in rs)' 2>&1)
+left=$(leftovers)
+v=$([ $rc -eq 3 ] && [ "$left" = clean ] && [[ $j == ok* ]] && echo PASS || echo FAIL)
+note "daemon: rc=$rc; $j; $(grep -m2 -iE 'mps|server|fatal' "$work/daemon/sweep.out" | tr '\n' ' ')"
+record daemon 3 $rc $((SECONDS - s)) "$v" "$left; $j"
+
+# --- hang: rank 1 hangs in configuration 2 on the GPU; --timeout 10 ends it.
+s=$SECONDS
+MPSBENCH_FAULT=hang:rank=1:config=2 timeout 120 mpirun -np 2 "$build/mpsbench" --kernel matmul --precision fp32 \
+  --size 1024 --min-time 0.05 --repetitions 2 --timeout 10 --output "$work/hang.json" >"$work/hang.out" 2>&1
+rc=$?
+cat "$work/hang.out" >>"$log"
+j=$(check_json "$work/hang.json" 'not doc["complete"] and [(r["size"], r["ranks_per_gpu"], r["status"]) for r in rs] == [(1024, 1, "ok")]' 2>&1)
+v=$([ $rc -eq 3 ] && [[ $j == ok* ]] && echo PASS || echo FAIL)
+note "hang: rc=$rc; $(grep -m1 'exceeded --timeout' "$work/hang.out")"
+record hang 3 $rc $((SECONDS - s)) "$v" "$(leftovers); $j"
+
+# --- resume: rank 1 aborts in configuration 3; --resume runs only the rest.
+s=$SECONDS
+MPSBENCH_FAULT=abort:rank=1:config=3 timeout 120 mpirun -np 2 "$build/mpsbench" --kernel matmul --precision fp32 \
+  --size 1024,2048 --min-time 0.05 --repetitions 2 --output "$work/resume.json" >"$work/resume1.out" 2>&1
+rc1=$?
+timeout 120 mpirun -np 2 "$build/mpsbench" --kernel matmul --precision fp32 --size 1024,2048 --min-time 0.05 \
+  --repetitions 2 --resume "$work/resume.json" >"$work/resume2.out" 2>&1
+rc=$?
+cat "$work/resume1.out" "$work/resume2.out" >>"$log"
+j=$(check_json "$work/resume.json" 'doc["complete"] and len(rs) == 4 and all(r["status"] == "ok" and r["verified"] for r in rs)' 2>&1)
+ran=$(grep -c '^\[' "$work/resume2.out")
+v=$([ $rc1 -ne 0 ] && [ $rc -eq 0 ] && [ "$ran" -eq 2 ] && [[ $j == ok* ]] && echo PASS || echo FAIL)
+note "resume: first rc=$rc1 ($(grep -m1 'fault injection' "$work/resume1.out")), second rc=$rc, ran $ran; $(grep -m1 'resume:' "$work/resume2.out")"
+record resume "!0,0" "$rc1,$rc" $((SECONDS - s)) "$v" "$(leftovers); $j"
+
+tar czf "$out/faults.tgz" -C /tmp issue6 2>/dev/null
+note "== after: $(nvidia-smi --query-gpu=memory.used,compute_mode --format=csv,noheader); $(leftovers)"
+echo
+printf '%-8s %-9s %-4s %6s  %-5s %s\n' scenario expect rc time verdict "leftovers; results file"
+printf '%s\n' "${table[@]}"
