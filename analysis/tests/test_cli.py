@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import builder
-from conftest import DATA_FILES
+from conftest import DATA_DIR, DATA_FILES
 from mpsbench_analysis.cli import main
 
 T = 1e12
@@ -102,6 +102,65 @@ def test_compare_without_overlap_exits_2(tmp_path: Path, capsys) -> None:
     assert code == 2 and out == ""
     assert err.startswith(f"mpsbench-analyze: error: {tmp_path / 'new.json'}: no result matches BASE")
     assert "BASE has matmul/fp32" in err and "NEW has nbody/fp32" in err
+
+
+# ---- compare: run context ---------------------------------------------------------------------
+
+def _context_pair(tmp_path: Path, change) -> tuple[Path, Path]:
+    results = [builder.result(builder.flat(10 * T))]
+    new = builder.document(results)
+    change(new["context"])
+    return (builder.write(tmp_path / "base.json", builder.document(results)),
+            builder.write(tmp_path / "new.json", new))
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda c: c["gpus"][0].update(name="NVIDIA A100-SXM4-80GB"),
+     'gpus[].name: BASE "NVIDIA H100 80GB HBM3", NEW "NVIDIA A100-SXM4-80GB"'),
+    (lambda c: c["gpus"].append(dict(c["gpus"][0], index=1)), "len(gpus): BASE 1, NEW 2"),
+    (lambda c: (c["device"].update(used="cpu"), c["gpus"].clear()), 'device.used: BASE "gpu", NEW "cpu"'),
+])
+def test_compare_context_mismatch_exits_2(tmp_path: Path, capsys, change, words: str) -> None:
+    b, n = _context_pair(tmp_path, change)
+    code, out, err = _run(["compare", str(b), str(n)], capsys)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and ERROR_LINE.match(lines[0])
+    assert lines[0].startswith(f"mpsbench-analyze: error: {n}: run context differs from BASE: ") and words in lines[0]
+    assert "--allow-context-mismatch" in lines[0]
+    code, out, err = _run(["compare", str(b), str(n), "--allow-context-mismatch"], capsys)
+    assert code == 0 and f"mpsbench-analyze: warning: {n}: run context differs from BASE: {words}" in err
+    assert f"mismatch  {words}" in out
+
+
+def test_compare_context_notes_do_not_fail(tmp_path: Path, capsys) -> None:
+    def change(c: dict) -> None:
+        c["cuda"]["driver_version"] = "13.1"
+        c["git_commit"] = "fedcba9876543210fedcba9876543210fedcba98"
+        c["hosts"] = ["elsewhere"]
+        c["gpus"][0]["host"] = "elsewhere"
+
+    b, n = _context_pair(tmp_path, change)
+    code, out, err = _run(["compare", str(b), str(n)], capsys)
+    assert code == 0 and err == ""
+    assert out.splitlines()[2].startswith("no regression")
+    assert out.splitlines()[3:6] == [
+        'context: gpu, 1 x "NVIDIA H100 80GB HBM3"; 2 notes',
+        '  note      cuda.driver_version: BASE "13.0", NEW "13.1"',
+        '  note      git_commit: BASE "0123456789ab", NEW "fedcba987654"',
+    ]
+
+
+def test_compare_same_context_says_so(sweep_file: Path, capsys) -> None:
+    code, out, _ = _run(["compare", str(sweep_file), str(sweep_file)], capsys)
+    assert code == 0
+    assert out.splitlines()[3] == 'context: gpu, 1 x "NVIDIA H100 80GB HBM3"; no difference in the compared fields'
+
+
+def test_real_cpu_and_gpu_files_are_not_comparable(capsys) -> None:
+    cpu, gpu = DATA_DIR / "cpu-np4-matmul.json", DATA_DIR / "h100-sweep-2026-11-21.json"
+    code, _, err = _run(["compare", str(cpu), str(gpu)], capsys)
+    assert code == 2 and 'device.used: BASE "cpu", NEW "gpu"' in err
 
 
 # ---- bad input: one line, exit 2, never a traceback --------------------------------------

@@ -1,7 +1,8 @@
 """``mpsbench-analyze``: the command line over the analysis modules.
 
 Exit codes: 0 success, 1 ``compare`` found a regression, 2 bad input or
-usage.  Every error is caught here, at the boundary, and printed as one
+usage (for ``compare`` also two runs of a different device kind, GPU model
+or GPU count).  Every error is caught here, at the boundary, and printed as one
 line ``mpsbench-analyze: error: FILE: field X: ...``; a traceback helps
 only the developer, who can get one with MPSBENCH_ANALYZE_DEBUG=1.
 """
@@ -89,7 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
                        description="FASTER/SLOWER when the median changed by more than --threshold and the "
                        "ranges of repetitions do not overlap (at least --min-samples each) or Mann-Whitney "
                        "p < --alpha with both CVs <= --max-cv; SAME within the threshold; NOISY otherwise. "
-                       "Exit 1 on SLOWER throughput or MPS gain, a newly failed result, or lost verification.")
+                       "Exit 1 on SLOWER throughput or MPS gain, a newly failed result, or lost verification. "
+                       "The run contexts are compared first: a different device kind (device.used), GPU model "
+                       "(gpus[].name) or GPU count (len(gpus)) is exit 2; differences in driver, CUDA runtime, "
+                       "cuBLAS, mpsbench version and commit, MPI, settings and sharing modes are notes in the "
+                       "report header. Host names are not compared.")
     p.add_argument("base", metavar="BASE", help="the reference results file")
     p.add_argument("new", metavar="NEW", help="the results file under test")
     p.add_argument("--threshold", type=_fraction, default=0.05, help="relative median change that matters, "
@@ -100,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-samples", type=int, default=3, help="repetitions per side needed for the "
                    "non-overlap rule (default: 3)")
     p.add_argument("--markdown", metavar="FILE", help="also write a Markdown summary (for a CI job page)")
+    p.add_argument("--allow-context-mismatch", action="store_true", help="compare runs of a different device "
+                   "kind, GPU model or GPU count (a warning instead of exit 2)")
 
     p = sub.add_parser("report", help="one self-contained HTML report")
     files(p)
@@ -145,7 +152,12 @@ def run(args: argparse.Namespace) -> int:
     elif args.command == "compare":
         from .compare import compare, render_comparison
         rule = Rule(args.threshold, args.alpha, args.max_cv, args.min_samples)
-        result = compare(load_results([args.base]), load_results([args.new]), rule)
+        result = compare(load_results([args.base]), load_results([args.new]), rule,
+                         allow_context_mismatch=args.allow_context_mismatch)
+        for d in result.context:
+            if d.mismatch:
+                print(f"{PROG}: warning: {args.new}: run context differs from BASE: {d.describe()} "
+                      f"(compared anyway: --allow-context-mismatch)", file=sys.stderr)
         _emit(render_comparison(result, "table", args.base, args.new), None)
         if args.markdown:
             _emit(render_comparison(result, "markdown", args.base, args.new), args.markdown)

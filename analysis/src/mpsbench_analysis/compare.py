@@ -1,21 +1,25 @@
 """Regression verdicts between a BASE and a NEW run.
 
-Results match on kernel, precision, size, ranks_per_gpu and mode; each
-matching pair gets a verdict from :mod:`verdict` on the repetitions of the
-primary aggregate throughput, and so does the MPS gain wherever both runs
-measured mps and timeslice.  A regression is: a SLOWER throughput, a
-SLOWER (smaller) MPS gain, a result that failed in NEW but not in BASE, or
-one verified in BASE and not in NEW.  Results in only one run are listed as
-added or removed, never as failures.
+First the run contexts are compared (:mod:`context`): a different device
+kind, GPU model or GPU count is an AnalysisError unless the caller allows
+it; every other difference is a note in the report.  Results match on
+kernel, precision, size, ranks_per_gpu and mode; each matching pair gets a
+verdict from :mod:`verdict` on the repetitions of the primary aggregate
+throughput, and so does the MPS gain wherever both runs measured mps and
+timeslice.  A regression is: a SLOWER throughput, a SLOWER (smaller) MPS
+gain, a result that failed in NEW but not in BASE, or one verified in BASE
+and not in NEW.  Results in only one run are listed as added or removed,
+never as failures.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
+from .context import ContextDifference, context_differences, describe_device
 from .errors import AnalysisError
 from .loader import KEY, ResultSet
 from .summary import GROUP, gain_table, sort_rows
@@ -33,6 +37,8 @@ class Comparison:
     added: pd.DataFrame  # KEY columns of results only in NEW
     removed: pd.DataFrame  # KEY columns of results only in BASE
     rule: Rule
+    context: list[ContextDifference] = field(default_factory=list)  # mismatches first, then notes
+    device: str = ""  # BASE's device kind and GPUs, e.g. 'gpu, 1 x "NVIDIA H100 80GB HBM3"'
 
     @property
     def regressions(self) -> int:
@@ -82,8 +88,26 @@ def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule()) -> Comparison:
-    """Matches NEW against BASE; raises AnalysisError when nothing matches."""
+def _check_context(diffs: list[ContextDifference], new_name: str, allow: bool) -> None:
+    bad = [d for d in diffs if d.mismatch]
+    if bad and not allow:
+        raise AnalysisError(
+            "run context differs from BASE: " + "; ".join(d.describe() for d in bad)
+            + " (comparing them is meaningless; --allow-context-mismatch compares anyway)", new_name)
+
+
+def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule(),
+            allow_context_mismatch: bool = False) -> Comparison:
+    """Matches NEW against BASE.
+
+    Raises AnalysisError when the contexts differ in device kind, GPU model
+    or GPU count (unless ``allow_context_mismatch``), and when no result
+    matches.  With several files on one side, the first file's context
+    stands for that side.
+    """
+    base_ctx, new_ctx = next(iter(base.contexts.values()), {}), next(iter(new.contexts.values()), {})
+    diffs = context_differences(base_ctx, new_ctx)
+    _check_context(diffs, ", ".join(new.files), allow_context_mismatch)
     b, n = base.results, new.results
     keys_b = set(map(tuple, b[KEY].itertuples(index=False)))
     keys_n = set(map(tuple, n[KEY].itertuples(index=False)))
@@ -97,7 +121,8 @@ def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule()) -> Comparison:
     results = sort_rows(_result_rows(b, n, rule), KEY, "mode_label")
     added = pd.DataFrame(sorted(keys_n - keys_b), columns=KEY)
     removed = pd.DataFrame(sorted(keys_b - keys_n), columns=KEY)
-    return Comparison(results, _gain_rows(base, new, rule), added, removed, rule)
+    return Comparison(results, _gain_rows(base, new, rule), added, removed, rule, context=diffs,
+                      device=describe_device(base_ctx))
 
 
 def _p(value: float, row: pd.Series) -> str:
@@ -147,6 +172,21 @@ def _keys(df: pd.DataFrame) -> list[str]:
             for r in df.itertuples(index=False)]
 
 
+def context_head(c: Comparison) -> str:
+    """The first line of the context part of the report: the device and how many differences."""
+    mismatches = sum(d.mismatch for d in c.context)
+    notes = len(c.context) - mismatches
+    counts = ([f"{mismatches} mismatch{'es' if mismatches != 1 else ''} (compared anyway: "
+               f"--allow-context-mismatch)"] if mismatches else [])
+    counts += [f"{notes} note{'s' if notes != 1 else ''}"] if notes else []
+    return (f"context: {'BASE ' if mismatches else ''}{c.device}; "
+            + (", ".join(counts) if counts else "no difference in the compared fields"))
+
+
+def _kind(d: ContextDifference) -> str:
+    return "mismatch" if d.mismatch else "note"
+
+
 def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str) -> str:
     """Terminal text (fmt 'table') or a Markdown page for a CI job ('markdown')."""
     rule = c.rule
@@ -156,8 +196,10 @@ def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str) ->
         out.append(f"## mpsbench compare\n\nBASE `{base_name}` vs NEW `{new_name}`\n\n**{headline(c)}**\n")
         out.append(f"Rule: change beyond ±{rule.threshold:.0%} of the median, and non-overlapping ranges "
                    f"or Mann-Whitney p < {rule.alpha:g} with cv <= {rule.max_cv:.0%}.\n")
+        out.append("C" + context_head(c)[1:] + "\n\n" + "".join(f"- {_kind(d)}: `{d.describe()}`\n" for d in c.context))
     else:
-        out.append(f"BASE {base_name}\nNEW  {new_name}\n{headline(c)}\n")
+        out.append(f"BASE {base_name}\nNEW  {new_name}\n{headline(c)}\n{context_head(c)}\n"
+                   + "".join(f"  {_kind(d):<8}  {d.describe()}\n" for d in c.context))
     out.append(("### Throughput\n\n" if md else "throughput:\n") + render(c.results, _result_columns(), fmt))
     if not c.gains.empty:
         gains = sort_rows(c.gains, GROUP)
