@@ -82,29 +82,63 @@ def test_compare_smaller_mps_gain_exits_1(tmp_path: Path, capsys) -> None:
     assert code == 1 and "1 smaller MPS gain" in out
 
 
-def test_compare_faster_noisy_added_removed_exit_0(tmp_path: Path, capsys) -> None:
-    base = [builder.result(builder.flat(10 * T), size=1), builder.result([8 * T, 9 * T, 10 * T, 11 * T, 12 * T], size=2),
-            builder.result(builder.flat(10 * T), size=3)]
+def test_compare_faster_noisy_added_exit_0(tmp_path: Path, capsys) -> None:
+    base = [builder.result(builder.flat(10 * T), size=1),
+            builder.result([8 * T, 9 * T, 10 * T, 11 * T, 12 * T], size=2)]
     new = [builder.result(builder.flat(11 * T), size=1),
            builder.result([7.5 * T, 8.5 * T, 9.05 * T, 10.5 * T, 11.5 * T], size=2),
            builder.result(builder.flat(10 * T), size=4)]
     md = tmp_path / "compare.md"
     code, out, _ = _compare(tmp_path, base, new, capsys, "--markdown", str(md))
     assert code == 0
-    assert "1 FASTER, 1 NOISY" in out and "1 added, 1 removed" in out
+    assert "1 FASTER, 1 NOISY" in out and "1 added, 0 removed" in out
+    assert out.rstrip().splitlines()[-1] == "gate: pass (exit 0)"
     page = md.read_text()
-    assert page.startswith("## mpsbench compare") and "| NOISY |" in page
+    assert page.startswith("## mpsbench compare") and "| NOISY |" in page and "**gate: pass (exit 0)**" in page
 
 
-def test_compare_without_overlap_exits_2(tmp_path: Path, capsys) -> None:
-    code, out, err = _compare(tmp_path, [builder.result([T], kernel="matmul")],
-                              [builder.result([T], kernel="nbody")], capsys)
-    assert code == 2 and out == ""
-    assert err.startswith(f"mpsbench-analyze: error: {tmp_path / 'new.json'}: no result matches BASE")
-    assert "BASE has matmul/fp32" in err and "NEW has nbody/fp32" in err
+# ---- the gate: missing configurations, incomplete NEW -----------------------------------
+
+def test_compare_removed_configuration_exits_1(tmp_path: Path, capsys) -> None:
+    base = [builder.result(builder.flat(10 * T), size=1), builder.result(builder.flat(10 * T), size=3)]
+    new = [builder.result(builder.flat(10 * T), size=1)]
+    code, out, _ = _compare(tmp_path, base, new, capsys)
+    assert code == 1 and "no regression" in out and "0 added, 1 removed" in out
+    assert out.rstrip().splitlines()[-1] == ("gate: FAIL (exit 1): 1 configuration of BASE missing from NEW "
+                                             "(--allow-missing accepts that)")
+    code, out, _ = _compare(tmp_path, base, new, capsys, "--allow-missing")
+    assert code == 0 and out.rstrip().splitlines()[-1] == "gate: pass (exit 0)"
 
 
-# ---- compare: run context ---------------------------------------------------------------------
+def test_compare_incomplete_new_exits_1(tmp_path: Path, capsys) -> None:
+    results = [builder.result(builder.flat(10 * T))]
+    b = builder.write(tmp_path / "base.json", builder.document(results))
+    n = builder.write(tmp_path / "new.json", builder.document(results, complete=False))
+    md = tmp_path / "compare.md"
+    code, out, err = _run(["compare", str(b), str(n), "--markdown", str(md)], capsys)
+    assert code == 1 and "(1 SAME); 0 added, 0 removed" in out and "incomplete" in err
+    why = 'gate: FAIL (exit 1): NEW is incomplete ("complete": false; --allow-missing accepts that)'
+    assert out.rstrip().splitlines()[-1] == why and f"**{why}**" in md.read_text()
+    code, out, _ = _run(["compare", str(b), str(n), "--allow-missing"], capsys)
+    assert code == 0
+    # an incomplete BASE is the baseline's problem, not the candidate's
+    code, out, _ = _run(["compare", str(n), str(b)], capsys)
+    assert code == 0
+
+
+def test_compare_missing_and_regression_both_named(tmp_path: Path, capsys) -> None:
+    base = [builder.result(builder.flat(10 * T), size=1), builder.result(builder.flat(10 * T), size=2),
+            builder.result(builder.flat(10 * T), size=3)]
+    new = [builder.result(builder.flat(9 * T), size=1)]
+    code, out, _ = _compare(tmp_path, base, new, capsys)
+    assert code == 1
+    assert out.rstrip().splitlines()[-1].startswith(
+        "gate: FAIL (exit 1): 1 regression; 2 configurations of BASE missing from NEW")
+    code, out, _ = _compare(tmp_path, base, new, capsys, "--allow-missing")
+    assert code == 1 and out.rstrip().splitlines()[-1] == "gate: FAIL (exit 1): 1 regression"
+
+
+# ---- the gate: run context --------------------------------------------------------------
 
 def _context_pair(tmp_path: Path, change) -> tuple[Path, Path]:
     results = [builder.result(builder.flat(10 * T))]
@@ -161,6 +195,23 @@ def test_real_cpu_and_gpu_files_are_not_comparable(capsys) -> None:
     cpu, gpu = DATA_DIR / "cpu-np4-matmul.json", DATA_DIR / "h100-sweep-2026-11-21.json"
     code, _, err = _run(["compare", str(cpu), str(gpu)], capsys)
     assert code == 2 and 'device.used: BASE "cpu", NEW "gpu"' in err
+
+
+def test_compare_help_documents_exit_codes(capsys) -> None:
+    code, out, _ = _run(["compare", "--help"], capsys)
+    assert code == 0
+    epilog = out[out.index("exit status:"):]
+    for words in ("0  the gate passes", "1  the gate fails", "2  bad input or usage", "--allow-missing",
+                  "--allow-context-mismatch", '"complete": false', "GPU model"):
+        assert words in epilog, words
+
+
+def test_compare_without_overlap_exits_2(tmp_path: Path, capsys) -> None:
+    code, out, err = _compare(tmp_path, [builder.result([T], kernel="matmul")],
+                              [builder.result([T], kernel="nbody")], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"mpsbench-analyze: error: {tmp_path / 'new.json'}: no result matches BASE")
+    assert "BASE has matmul/fp32" in err and "NEW has nbody/fp32" in err
 
 
 # ---- bad input: one line, exit 2, never a traceback --------------------------------------

@@ -96,6 +96,9 @@ def test_compare_every_outcome(tmp_path: Path) -> None:
     assert g["base_gain"] == pytest.approx(1.5) and g["new_gain"] == pytest.approx(1.2)
     assert g["change"] == pytest.approx(-0.2)
     assert c.regressions == 4
+    assert c.gate_failures() == ["4 regressions",
+                                 "1 configuration of BASE missing from NEW (--allow-missing accepts that)"]
+    assert c.gate_failures(allow_missing=True) == ["4 regressions"]
     assert headline(c).startswith("REGRESSION: 8 matching results (1 SLOWER, 2 FASTER, 1 NOISY, 3 SAME, 1 FAILED)")
 
 

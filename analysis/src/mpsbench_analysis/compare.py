@@ -1,4 +1,4 @@
-"""Regression verdicts between a BASE and a NEW run.
+"""Regression verdicts between a BASE and a NEW run, and the CI gate on them.
 
 First the run contexts are compared (:mod:`context`): a different device
 kind, GPU model or GPU count is an AnalysisError unless the caller allows
@@ -8,8 +8,11 @@ verdict from :mod:`verdict` on the repetitions of the primary aggregate
 throughput, and so does the MPS gain wherever both runs measured mps and
 timeslice.  A regression is: a SLOWER throughput, a SLOWER (smaller) MPS
 gain, a result that failed in NEW but not in BASE, or one verified in BASE
-and not in NEW.  Results in only one run are listed as added or removed,
-never as failures.
+and not in NEW.  Results in only one run are listed as added or removed.
+
+The gate (:meth:`Comparison.gate_failures`) fails on a regression, on a
+removed result or an incomplete NEW file (unless ``allow_missing``);
+added results never fail it.
 """
 
 from __future__ import annotations
@@ -39,10 +42,25 @@ class Comparison:
     rule: Rule
     context: list[ContextDifference] = field(default_factory=list)  # mismatches first, then notes
     device: str = ""  # BASE's device kind and GPUs, e.g. 'gpu, 1 x "NVIDIA H100 80GB HBM3"'
+    new_complete: bool = True  # NEW's "complete" flag (False: the run was cut short)
 
     @property
     def regressions(self) -> int:
         return int(self.results["regression"].sum() + self.gains["regression"].sum())
+
+    def gate_failures(self, allow_missing: bool = False) -> list[str]:
+        """Why the gate fails (exit 1), one phrase per reason; empty when it passes."""
+        out = []
+        if self.regressions:
+            out.append(f"{self.regressions} regression{'s' if self.regressions != 1 else ''}")
+        if not allow_missing:
+            if len(self.removed):
+                n = len(self.removed)
+                out.append(f"{n} configuration{'s' if n != 1 else ''} of BASE missing from NEW "
+                           f"(--allow-missing accepts that)")
+            if not self.new_complete:
+                out.append("NEW is incomplete (\"complete\": false; --allow-missing accepts that)")
+        return out
 
 
 def _verified_change(base_ok: bool, new_ok: bool) -> str:
@@ -122,7 +140,7 @@ def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule(),
     added = pd.DataFrame(sorted(keys_n - keys_b), columns=KEY)
     removed = pd.DataFrame(sorted(keys_b - keys_n), columns=KEY)
     return Comparison(results, _gain_rows(base, new, rule), added, removed, rule, context=diffs,
-                      device=describe_device(base_ctx))
+                      device=describe_device(base_ctx), new_complete=all(new.complete.values()))
 
 
 def _p(value: float, row: pd.Series) -> str:
@@ -187,13 +205,26 @@ def _kind(d: ContextDifference) -> str:
     return "mismatch" if d.mismatch else "note"
 
 
-def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str) -> str:
-    """Terminal text (fmt 'table') or a Markdown page for a CI job ('markdown')."""
+def gate_line(failures: list[str]) -> str:
+    """'gate: FAIL (exit 1): why; why' or 'gate: pass (exit 0)'."""
+    return f"gate: FAIL (exit 1): {'; '.join(failures)}" if failures else "gate: pass (exit 0)"
+
+
+def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str,
+                      failures: list[str] | None = None) -> str:
+    """Terminal text (fmt 'table') or a Markdown page for a CI job ('markdown').
+
+    ``failures``: the gate's reasons (:meth:`Comparison.gate_failures`),
+    by default those of the default gate.
+    """
+    if failures is None:
+        failures = c.gate_failures()
     rule = c.rule
     md = fmt == "markdown"
     out = []
     if md:
-        out.append(f"## mpsbench compare\n\nBASE `{base_name}` vs NEW `{new_name}`\n\n**{headline(c)}**\n")
+        out.append(f"## mpsbench compare\n\nBASE `{base_name}` vs NEW `{new_name}`\n\n**{headline(c)}**\n\n"
+                   f"**{gate_line(failures)}**\n")
         out.append(f"Rule: change beyond ±{rule.threshold:.0%} of the median, and non-overlapping ranges "
                    f"or Mann-Whitney p < {rule.alpha:g} with cv <= {rule.max_cv:.0%}.\n")
         out.append("C" + context_head(c)[1:] + "\n\n" + "".join(f"- {_kind(d)}: `{d.describe()}`\n" for d in c.context))
@@ -210,4 +241,6 @@ def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str) ->
             items = _keys(df)
             out.append((f"### {title.capitalize()}\n\n" + "".join(f"- `{k}`\n" for k in items)) if md
                        else f"{title}:\n" + "".join(f"  {k}\n" for k in items))
+    if not md:
+        out.append(gate_line(failures) + "\n")
     return "\n".join(out)
