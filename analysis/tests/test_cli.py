@@ -97,7 +97,7 @@ def test_compare_faster_noisy_added_exit_0(tmp_path: Path, capsys) -> None:
     assert page.startswith("## mpsbench compare") and "| NOISY |" in page and "**gate: pass (exit 0)**" in page
 
 
-# ---- the gate: missing configurations, incomplete NEW -----------------------------------
+# ---- the gate: missing configurations, incomplete NEW, NOISY -----------------------------
 
 def test_compare_removed_configuration_exits_1(tmp_path: Path, capsys) -> None:
     base = [builder.result(builder.flat(10 * T), size=1), builder.result(builder.flat(10 * T), size=3)]
@@ -136,6 +136,19 @@ def test_compare_missing_and_regression_both_named(tmp_path: Path, capsys) -> No
         "gate: FAIL (exit 1): 1 regression; 2 configurations of BASE missing from NEW")
     code, out, _ = _compare(tmp_path, base, new, capsys, "--allow-missing")
     assert code == 1 and out.rstrip().splitlines()[-1] == "gate: FAIL (exit 1): 1 regression"
+
+
+def test_compare_fail_on_noisy(tmp_path: Path, capsys) -> None:
+    base = [builder.result([8 * T, 9 * T, 10 * T, 11 * T, 12 * T])]
+    new = [builder.result([7.5 * T, 8.5 * T, 9.05 * T, 10.5 * T, 11.5 * T])]
+    code, out, _ = _compare(tmp_path, base, new, capsys)
+    assert code == 0 and "1 NOISY" in out
+    code, out, _ = _compare(tmp_path, base, new, capsys, "--fail-on-noisy")
+    assert code == 1 and out.rstrip().splitlines()[-1] == "gate: FAIL (exit 1): 1 NOISY verdict (--fail-on-noisy)"
+    # only NOISY counts: SAME and FASTER still pass
+    code, _, _ = _compare(tmp_path, [builder.result(builder.flat(10 * T))], [builder.result(builder.flat(11 * T))],
+                          capsys, "--fail-on-noisy")
+    assert code == 0
 
 
 # ---- the gate: run context --------------------------------------------------------------
@@ -202,7 +215,7 @@ def test_compare_help_documents_exit_codes(capsys) -> None:
     assert code == 0
     epilog = out[out.index("exit status:"):]
     for words in ("0  the gate passes", "1  the gate fails", "2  bad input or usage", "--allow-missing",
-                  "--allow-context-mismatch", '"complete": false', "GPU model"):
+                  "--fail-on-noisy", "--allow-context-mismatch", '"complete": false', "GPU model"):
         assert words in epilog, words
 
 

@@ -1,7 +1,8 @@
 """``mpsbench-analyze``: the command line over the analysis modules.
 
 Exit codes: 0 success; 1 ``compare``'s gate failed (a regression, a
-missing configuration or an incomplete NEW file); 2 bad input or usage (for ``compare`` also two runs of a
+missing configuration or an incomplete NEW file, NOISY with
+--fail-on-noisy); 2 bad input or usage (for ``compare`` also two runs of a
 different device kind, GPU model or GPU count).  Every error is caught
 here, at the boundary, and printed as one line ``mpsbench-analyze: error:
 FILE: field X: ...``; a traceback helps only the developer, who can get one
@@ -65,13 +66,14 @@ compared."""
 
 COMPARE_EPILOG = """\
 exit status:
-  0  the gate passes: FASTER, SAME, RECOVERED, NOISY and configurations
-     only in NEW (added) do not fail it
+  0  the gate passes: FASTER, SAME, RECOVERED, NOISY (without
+     --fail-on-noisy) and configurations only in NEW (added) do not fail it
   1  the gate fails (the last line of the report says why):
      - a regression: SLOWER throughput or MPS gain, a result failed in NEW
        but not in BASE, or one verified in BASE and not in NEW;
      - configurations of BASE missing from NEW (removed), or NEW has
-       "complete": false, unless --allow-missing
+       "complete": false, unless --allow-missing;
+     - any NOISY verdict, with --fail-on-noisy
   2  bad input or usage: an unreadable or invalid file, no result in
      common, or a different device kind, GPU model or GPU count (unless
      --allow-context-mismatch, which turns that into a warning)"""
@@ -132,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "kind, GPU model or GPU count (a warning instead of exit 2)")
     p.add_argument("--allow-missing", action="store_true", help="pass although configurations of BASE are "
                    "missing from NEW or NEW is incomplete (\"complete\": false)")
+    p.add_argument("--fail-on-noisy", action="store_true", help="fail (exit 1) on any NOISY verdict too")
 
     p = sub.add_parser("report", help="one self-contained HTML report")
     files(p)
@@ -183,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
             if d.mismatch:
                 print(f"{PROG}: warning: {args.new}: run context differs from BASE: {d.describe()} "
                       f"(compared anyway: --allow-context-mismatch)", file=sys.stderr)
-        failures = result.gate_failures(allow_missing=args.allow_missing)
+        failures = result.gate_failures(allow_missing=args.allow_missing, fail_on_noisy=args.fail_on_noisy)
         _emit(render_comparison(result, "table", args.base, args.new, failures), None)
         if args.markdown:
             _emit(render_comparison(result, "markdown", args.base, args.new, failures), args.markdown)

@@ -11,8 +11,8 @@ gain, a result that failed in NEW but not in BASE, or one verified in BASE
 and not in NEW.  Results in only one run are listed as added or removed.
 
 The gate (:meth:`Comparison.gate_failures`) fails on a regression, on a
-removed result or an incomplete NEW file (unless ``allow_missing``);
-added results never fail it.
+removed result or an incomplete NEW file (unless ``allow_missing``), and
+on a NOISY verdict when ``fail_on_noisy``; added results never fail it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .loader import KEY, ResultSet
 from .summary import GROUP, gain_table, sort_rows
 from .tables import Column, render
 from .units import format_number, format_percent, format_si
-from .verdict import SLOWER, Rule, judge
+from .verdict import NOISY, SLOWER, Rule, judge
 
 
 @dataclass
@@ -48,7 +48,13 @@ class Comparison:
     def regressions(self) -> int:
         return int(self.results["regression"].sum() + self.gains["regression"].sum())
 
-    def gate_failures(self, allow_missing: bool = False) -> list[str]:
+    @property
+    def noisy(self) -> int:
+        """NOISY verdicts, throughput and MPS gain."""
+        gains = int((self.gains["verdict"] == NOISY).sum()) if not self.gains.empty else 0
+        return int((self.results["verdict"] == NOISY).sum()) + gains
+
+    def gate_failures(self, allow_missing: bool = False, fail_on_noisy: bool = False) -> list[str]:
         """Why the gate fails (exit 1), one phrase per reason; empty when it passes."""
         out = []
         if self.regressions:
@@ -60,6 +66,8 @@ class Comparison:
                            f"(--allow-missing accepts that)")
             if not self.new_complete:
                 out.append("NEW is incomplete (\"complete\": false; --allow-missing accepts that)")
+        if fail_on_noisy and self.noisy:
+            out.append(f"{self.noisy} NOISY verdict{'s' if self.noisy != 1 else ''} (--fail-on-noisy)")
         return out
 
 
