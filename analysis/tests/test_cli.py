@@ -117,10 +117,16 @@ def test_compare_incomplete_new_exits_1(tmp_path: Path, capsys) -> None:
     md = tmp_path / "compare.md"
     code, out, err = _run(["compare", str(b), str(n), "--markdown", str(md)], capsys)
     assert code == 1 and "(1 SAME); 0 added, 0 removed" in out and "incomplete" in err
-    why = 'gate: FAIL (exit 1): NEW is incomplete ("complete": false; --allow-missing accepts that)'
+    why = 'gate: FAIL (exit 1): NEW is incomplete ("complete": false) (--allow-missing accepts that)'
     assert out.rstrip().splitlines()[-1] == why and f"**{why}**" in md.read_text()
     code, out, _ = _run(["compare", str(b), str(n), "--allow-missing"], capsys)
     assert code == 0
+    # cut short: incomplete and missing a configuration, one reason
+    b2 = builder.write(tmp_path / "base2.json", builder.document(results + [builder.result(builder.flat(T), size=2)]))
+    code, out, _ = _run(["compare", str(b2), str(n)], capsys)
+    assert code == 1 and out.rstrip().splitlines()[-1] == (
+        'gate: FAIL (exit 1): NEW is incomplete ("complete": false) and 1 configuration of BASE is missing '
+        'from it (--allow-missing accepts that)')
     # an incomplete BASE is the baseline's problem, not the candidate's
     code, out, _ = _run(["compare", str(n), str(b)], capsys)
     assert code == 0

@@ -59,13 +59,15 @@ class Comparison:
         out = []
         if self.regressions:
             out.append(f"{self.regressions} regression{'s' if self.regressions != 1 else ''}")
-        if not allow_missing:
-            if len(self.removed):
-                n = len(self.removed)
-                out.append(f"{n} configuration{'s' if n != 1 else ''} of BASE missing from NEW "
-                           f"(--allow-missing accepts that)")
-            if not self.new_complete:
-                out.append("NEW is incomplete (\"complete\": false; --allow-missing accepts that)")
+        n = len(self.removed)
+        if not allow_missing and (n or not self.new_complete):
+            configs = f"{n} configuration{'s' if n != 1 else ''} of BASE"
+            if self.new_complete:
+                why = f"{configs} missing from NEW"
+            else:
+                why = 'NEW is incomplete ("complete": false)'
+                why += f" and {configs} {'is' if n == 1 else 'are'} missing from it" if n else ""
+            out.append(why + " (--allow-missing accepts that)")
         if fail_on_noisy and self.noisy:
             out.append(f"{self.noisy} NOISY verdict{'s' if self.noisy != 1 else ''} (--fail-on-noisy)")
         return out
