@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import builder
-from conftest import DATA_FILES
+from conftest import DATA_DIR, DATA_FILES
 from mpsbench_analysis.cli import main
 
 T = 1e12
@@ -82,18 +82,147 @@ def test_compare_smaller_mps_gain_exits_1(tmp_path: Path, capsys) -> None:
     assert code == 1 and "1 smaller MPS gain" in out
 
 
-def test_compare_faster_noisy_added_removed_exit_0(tmp_path: Path, capsys) -> None:
-    base = [builder.result(builder.flat(10 * T), size=1), builder.result([8 * T, 9 * T, 10 * T, 11 * T, 12 * T], size=2),
-            builder.result(builder.flat(10 * T), size=3)]
+def test_compare_faster_noisy_added_exit_0(tmp_path: Path, capsys) -> None:
+    base = [builder.result(builder.flat(10 * T), size=1),
+            builder.result([8 * T, 9 * T, 10 * T, 11 * T, 12 * T], size=2)]
     new = [builder.result(builder.flat(11 * T), size=1),
            builder.result([7.5 * T, 8.5 * T, 9.05 * T, 10.5 * T, 11.5 * T], size=2),
            builder.result(builder.flat(10 * T), size=4)]
     md = tmp_path / "compare.md"
     code, out, _ = _compare(tmp_path, base, new, capsys, "--markdown", str(md))
     assert code == 0
-    assert "1 FASTER, 1 NOISY" in out and "1 added, 1 removed" in out
+    assert "1 FASTER, 1 NOISY" in out and "1 added, 0 removed" in out
+    assert out.rstrip().splitlines()[-1] == "gate: pass (exit 0)"
     page = md.read_text()
-    assert page.startswith("## mpsbench compare") and "| NOISY |" in page
+    assert page.startswith("## mpsbench compare") and "| NOISY |" in page and "**gate: pass (exit 0)**" in page
+
+
+# ---- the gate: missing configurations, incomplete NEW, NOISY -----------------------------
+
+def test_compare_removed_configuration_exits_1(tmp_path: Path, capsys) -> None:
+    base = [builder.result(builder.flat(10 * T), size=1), builder.result(builder.flat(10 * T), size=3)]
+    new = [builder.result(builder.flat(10 * T), size=1)]
+    code, out, _ = _compare(tmp_path, base, new, capsys)
+    assert code == 1 and "no regression" in out and "0 added, 1 removed" in out
+    assert out.rstrip().splitlines()[-1] == ("gate: FAIL (exit 1): 1 configuration of BASE missing from NEW "
+                                             "(--allow-missing accepts that)")
+    code, out, _ = _compare(tmp_path, base, new, capsys, "--allow-missing")
+    assert code == 0 and out.rstrip().splitlines()[-1] == "gate: pass (exit 0)"
+
+
+def test_compare_incomplete_new_exits_1(tmp_path: Path, capsys) -> None:
+    results = [builder.result(builder.flat(10 * T))]
+    b = builder.write(tmp_path / "base.json", builder.document(results))
+    n = builder.write(tmp_path / "new.json", builder.document(results, complete=False))
+    md = tmp_path / "compare.md"
+    code, out, err = _run(["compare", str(b), str(n), "--markdown", str(md)], capsys)
+    assert code == 1 and "(1 SAME); 0 added, 0 removed" in out and "incomplete" in err
+    why = 'gate: FAIL (exit 1): NEW is incomplete ("complete": false) (--allow-missing accepts that)'
+    assert out.rstrip().splitlines()[-1] == why and f"**{why}**" in md.read_text()
+    code, out, _ = _run(["compare", str(b), str(n), "--allow-missing"], capsys)
+    assert code == 0
+    # cut short: incomplete and missing a configuration, one reason
+    b2 = builder.write(tmp_path / "base2.json", builder.document(results + [builder.result(builder.flat(T), size=2)]))
+    code, out, _ = _run(["compare", str(b2), str(n)], capsys)
+    assert code == 1 and out.rstrip().splitlines()[-1] == (
+        'gate: FAIL (exit 1): NEW is incomplete ("complete": false) and 1 configuration of BASE is missing '
+        'from it (--allow-missing accepts that)')
+    # an incomplete BASE is the baseline's problem, not the candidate's
+    code, out, _ = _run(["compare", str(n), str(b)], capsys)
+    assert code == 0
+
+
+def test_compare_missing_and_regression_both_named(tmp_path: Path, capsys) -> None:
+    base = [builder.result(builder.flat(10 * T), size=1), builder.result(builder.flat(10 * T), size=2),
+            builder.result(builder.flat(10 * T), size=3)]
+    new = [builder.result(builder.flat(9 * T), size=1)]
+    code, out, _ = _compare(tmp_path, base, new, capsys)
+    assert code == 1
+    assert out.rstrip().splitlines()[-1].startswith(
+        "gate: FAIL (exit 1): 1 regression; 2 configurations of BASE missing from NEW")
+    code, out, _ = _compare(tmp_path, base, new, capsys, "--allow-missing")
+    assert code == 1 and out.rstrip().splitlines()[-1] == "gate: FAIL (exit 1): 1 regression"
+
+
+def test_compare_fail_on_noisy(tmp_path: Path, capsys) -> None:
+    base = [builder.result([8 * T, 9 * T, 10 * T, 11 * T, 12 * T])]
+    new = [builder.result([7.5 * T, 8.5 * T, 9.05 * T, 10.5 * T, 11.5 * T])]
+    code, out, _ = _compare(tmp_path, base, new, capsys)
+    assert code == 0 and "1 NOISY" in out
+    code, out, _ = _compare(tmp_path, base, new, capsys, "--fail-on-noisy")
+    assert code == 1 and out.rstrip().splitlines()[-1] == "gate: FAIL (exit 1): 1 NOISY verdict (--fail-on-noisy)"
+    # only NOISY counts: SAME and FASTER still pass
+    code, _, _ = _compare(tmp_path, [builder.result(builder.flat(10 * T))], [builder.result(builder.flat(11 * T))],
+                          capsys, "--fail-on-noisy")
+    assert code == 0
+
+
+# ---- the gate: run context --------------------------------------------------------------
+
+def _context_pair(tmp_path: Path, change) -> tuple[Path, Path]:
+    results = [builder.result(builder.flat(10 * T))]
+    new = builder.document(results)
+    change(new["context"])
+    return (builder.write(tmp_path / "base.json", builder.document(results)),
+            builder.write(tmp_path / "new.json", new))
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda c: c["gpus"][0].update(name="NVIDIA A100-SXM4-80GB"),
+     'gpus[].name: BASE "NVIDIA H100 80GB HBM3", NEW "NVIDIA A100-SXM4-80GB"'),
+    (lambda c: c["gpus"].append(dict(c["gpus"][0], index=1)), "len(gpus): BASE 1, NEW 2"),
+    (lambda c: (c["device"].update(used="cpu"), c["gpus"].clear()), 'device.used: BASE "gpu", NEW "cpu"'),
+])
+def test_compare_context_mismatch_exits_2(tmp_path: Path, capsys, change, words: str) -> None:
+    b, n = _context_pair(tmp_path, change)
+    code, out, err = _run(["compare", str(b), str(n)], capsys)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and ERROR_LINE.match(lines[0])
+    assert lines[0].startswith(f"mpsbench-analyze: error: {n}: run context differs from BASE: ") and words in lines[0]
+    assert "--allow-context-mismatch" in lines[0]
+    code, out, err = _run(["compare", str(b), str(n), "--allow-context-mismatch"], capsys)
+    assert code == 0 and f"mpsbench-analyze: warning: {n}: run context differs from BASE: {words}" in err
+    assert f"mismatch  {words}" in out
+
+
+def test_compare_context_notes_do_not_fail(tmp_path: Path, capsys) -> None:
+    def change(c: dict) -> None:
+        c["cuda"]["driver_version"] = "13.1"
+        c["git_commit"] = "fedcba9876543210fedcba9876543210fedcba98"
+        c["hosts"] = ["elsewhere"]
+        c["gpus"][0]["host"] = "elsewhere"
+
+    b, n = _context_pair(tmp_path, change)
+    code, out, err = _run(["compare", str(b), str(n)], capsys)
+    assert code == 0 and err == ""
+    assert out.splitlines()[2].startswith("no regression")
+    assert out.splitlines()[3:6] == [
+        'context: gpu, 1 x "NVIDIA H100 80GB HBM3"; 2 notes',
+        '  note      cuda.driver_version: BASE "13.0", NEW "13.1"',
+        '  note      git_commit: BASE "0123456789ab", NEW "fedcba987654"',
+    ]
+
+
+def test_compare_same_context_says_so(sweep_file: Path, capsys) -> None:
+    code, out, _ = _run(["compare", str(sweep_file), str(sweep_file)], capsys)
+    assert code == 0
+    assert out.splitlines()[3] == 'context: gpu, 1 x "NVIDIA H100 80GB HBM3"; no difference in the compared fields'
+
+
+def test_real_cpu_and_gpu_files_are_not_comparable(capsys) -> None:
+    cpu, gpu = DATA_DIR / "cpu-np4-matmul.json", DATA_DIR / "h100-sweep-2026-11-21.json"
+    code, _, err = _run(["compare", str(cpu), str(gpu)], capsys)
+    assert code == 2 and 'device.used: BASE "cpu", NEW "gpu"' in err
+
+
+def test_compare_help_documents_exit_codes(capsys) -> None:
+    code, out, _ = _run(["compare", "--help"], capsys)
+    assert code == 0
+    epilog = out[out.index("exit status:"):]
+    for words in ("0  the gate passes", "1  the gate fails", "2  bad input or usage", "--allow-missing",
+                  "--fail-on-noisy", "--allow-context-mismatch", '"complete": false', "GPU model"):
+        assert words in epilog, words
 
 
 def test_compare_without_overlap_exits_2(tmp_path: Path, capsys) -> None:

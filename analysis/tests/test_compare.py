@@ -96,6 +96,11 @@ def test_compare_every_outcome(tmp_path: Path) -> None:
     assert g["base_gain"] == pytest.approx(1.5) and g["new_gain"] == pytest.approx(1.2)
     assert g["change"] == pytest.approx(-0.2)
     assert c.regressions == 4
+    assert c.noisy == 1
+    assert c.gate_failures() == ["4 regressions",
+                                 "1 configuration of BASE missing from NEW (--allow-missing accepts that)"]
+    assert c.gate_failures(allow_missing=True, fail_on_noisy=True) == ["4 regressions",
+                                                                        "1 NOISY verdict (--fail-on-noisy)"]
     assert headline(c).startswith("REGRESSION: 8 matching results (1 SLOWER, 2 FASTER, 1 NOISY, 3 SAME, 1 FAILED)")
 
 
@@ -114,3 +119,16 @@ def test_same_file_has_no_regression(sweep_file: Path) -> None:
     c = compare(rs, rs)
     assert set(c.results["verdict"]) == {SAME} and set(c.gains["verdict"]) == {SAME}
     assert c.regressions == 0
+
+
+def test_noisy_mps_gain_counts_for_fail_on_noisy(tmp_path: Path) -> None:
+    t = 1e12
+    wide_base, wide_new = [8 * t, 9 * t, 10 * t, 11 * t, 12 * t], [7.5 * t, 8.5 * t, 9.05 * t, 10.5 * t, 11.5 * t]
+    ts = builder.result(builder.flat(10 * t), ranks_per_gpu=2, mode="timeslice")
+    b = builder.write(tmp_path / "b.json",
+                      builder.document([ts, builder.result(wide_base, ranks_per_gpu=2, mode="mps")]))
+    n = builder.write(tmp_path / "n.json",
+                      builder.document([ts, builder.result(wide_new, ranks_per_gpu=2, mode="mps")]))
+    c = compare(load_results([b]), load_results([n]))
+    assert c.gains.iloc[0]["verdict"] == NOISY and c.noisy == 2  # the mps throughput and its gain
+    assert c.gate_failures() == [] and c.gate_failures(fail_on_noisy=True) == ["2 NOISY verdicts (--fail-on-noisy)"]

@@ -1,9 +1,12 @@
 """``mpsbench-analyze``: the command line over the analysis modules.
 
-Exit codes: 0 success, 1 ``compare`` found a regression, 2 bad input or
-usage.  Every error is caught here, at the boundary, and printed as one
-line ``mpsbench-analyze: error: FILE: field X: ...``; a traceback helps
-only the developer, who can get one with MPSBENCH_ANALYZE_DEBUG=1.
+Exit codes: 0 success; 1 ``compare``'s gate failed (a regression, a
+missing configuration or an incomplete NEW file, NOISY with
+--fail-on-noisy); 2 bad input or usage (for ``compare`` also two runs of a
+different device kind, GPU model or GPU count).  Every error is caught
+here, at the boundary, and printed as one line ``mpsbench-analyze: error:
+FILE: field X: ...``; a traceback helps only the developer, who can get one
+with MPSBENCH_ANALYZE_DEBUG=1.
 """
 
 from __future__ import annotations
@@ -47,11 +50,40 @@ def _positive_float(text: str) -> float:
     return value
 
 
+COMPARE_DESCRIPTION = """\
+Regression verdicts of NEW against BASE, per result matched on kernel,
+precision, size, ranks per GPU and mode, and per MPS gain: FASTER/SLOWER
+when the median changed by more than --threshold and the ranges of
+repetitions do not overlap (at least --min-samples each) or Mann-Whitney
+p < --alpha with both CVs <= --max-cv; SAME within the threshold; NOISY
+otherwise.
+
+The run contexts are compared first. A different device kind (device.used),
+GPU model (gpus[].name) or GPU count (len(gpus)) is an error; differences in
+driver, CUDA runtime, cuBLAS, mpsbench version and commit, MPI, settings and
+sharing modes are listed as notes in the report header. Host names are not
+compared."""
+
+COMPARE_EPILOG = """\
+exit status:
+  0  the gate passes: FASTER, SAME, RECOVERED, NOISY (without
+     --fail-on-noisy) and configurations only in NEW (added) do not fail it
+  1  the gate fails (the last line of the report says why):
+     - a regression: SLOWER throughput or MPS gain, a result failed in NEW
+       but not in BASE, or one verified in BASE and not in NEW;
+     - configurations of BASE missing from NEW (removed), or NEW has
+       "complete": false, unless --allow-missing;
+     - any NOISY verdict, with --fail-on-noisy
+  2  bad input or usage: an unreadable or invalid file, no result in
+     common, or a different device kind, GPU model or GPU count (unless
+     --allow-context-mismatch, which turns that into a warning)"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Analyse mpsbench results files (JSON, schema mpsbench-results v1). "
         "Several files (e.g. one per mode) are merged into one data set.",
-        epilog="exit status: 0 ok, 1 compare found a regression, 2 bad input or usage")
+        epilog="exit status: 0 ok, 1 compare's gate failed (see compare --help), 2 bad input or usage")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -85,11 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", default="mps", help="mode compared with timeslice (default: mps)")
     formatted(p)
 
-    p = sub.add_parser("compare", help="regression verdicts between two runs (exit 1 on regression)",
-                       description="FASTER/SLOWER when the median changed by more than --threshold and the "
-                       "ranges of repetitions do not overlap (at least --min-samples each) or Mann-Whitney "
-                       "p < --alpha with both CVs <= --max-cv; SAME within the threshold; NOISY otherwise. "
-                       "Exit 1 on SLOWER throughput or MPS gain, a newly failed result, or lost verification.")
+    p = sub.add_parser("compare", help="regression verdicts between two runs, as a CI gate (exit 1 when it fails)",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, description=COMPARE_DESCRIPTION,
+                       epilog=COMPARE_EPILOG)
     p.add_argument("base", metavar="BASE", help="the reference results file")
     p.add_argument("new", metavar="NEW", help="the results file under test")
     p.add_argument("--threshold", type=_fraction, default=0.05, help="relative median change that matters, "
@@ -100,6 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-samples", type=int, default=3, help="repetitions per side needed for the "
                    "non-overlap rule (default: 3)")
     p.add_argument("--markdown", metavar="FILE", help="also write a Markdown summary (for a CI job page)")
+    p.add_argument("--allow-context-mismatch", action="store_true", help="compare runs of a different device "
+                   "kind, GPU model or GPU count (a warning instead of exit 2)")
+    p.add_argument("--allow-missing", action="store_true", help="pass although configurations of BASE are "
+                   "missing from NEW or NEW is incomplete (\"complete\": false)")
+    p.add_argument("--fail-on-noisy", action="store_true", help="fail (exit 1) on any NOISY verdict too")
 
     p = sub.add_parser("report", help="one self-contained HTML report")
     files(p)
@@ -145,11 +180,17 @@ def run(args: argparse.Namespace) -> int:
     elif args.command == "compare":
         from .compare import compare, render_comparison
         rule = Rule(args.threshold, args.alpha, args.max_cv, args.min_samples)
-        result = compare(load_results([args.base]), load_results([args.new]), rule)
-        _emit(render_comparison(result, "table", args.base, args.new), None)
+        result = compare(load_results([args.base]), load_results([args.new]), rule,
+                         allow_context_mismatch=args.allow_context_mismatch)
+        for d in result.context:
+            if d.mismatch:
+                print(f"{PROG}: warning: {args.new}: run context differs from BASE: {d.describe()} "
+                      f"(compared anyway: --allow-context-mismatch)", file=sys.stderr)
+        failures = result.gate_failures(allow_missing=args.allow_missing, fail_on_noisy=args.fail_on_noisy)
+        _emit(render_comparison(result, "table", args.base, args.new, failures), None)
         if args.markdown:
-            _emit(render_comparison(result, "markdown", args.base, args.new), args.markdown)
-        return 1 if result.regressions else 0
+            _emit(render_comparison(result, "markdown", args.base, args.new, failures), args.markdown)
+        return 1 if failures else 0
     elif args.command == "report":
         from .report import build_report
         _emit(build_report(load_results(args.files), args.threshold), args.output)

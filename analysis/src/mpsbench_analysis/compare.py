@@ -1,27 +1,34 @@
-"""Regression verdicts between a BASE and a NEW run.
+"""Regression verdicts between a BASE and a NEW run, and the CI gate on them.
 
-Results match on kernel, precision, size, ranks_per_gpu and mode; each
-matching pair gets a verdict from :mod:`verdict` on the repetitions of the
-primary aggregate throughput, and so does the MPS gain wherever both runs
-measured mps and timeslice.  A regression is: a SLOWER throughput, a
-SLOWER (smaller) MPS gain, a result that failed in NEW but not in BASE, or
-one verified in BASE and not in NEW.  Results in only one run are listed as
-added or removed, never as failures.
+First the run contexts are compared (:mod:`context`): a different device
+kind, GPU model or GPU count is an AnalysisError unless the caller allows
+it; every other difference is a note in the report.  Results match on
+kernel, precision, size, ranks_per_gpu and mode; each matching pair gets a
+verdict from :mod:`verdict` on the repetitions of the primary aggregate
+throughput, and so does the MPS gain wherever both runs measured mps and
+timeslice.  A regression is: a SLOWER throughput, a SLOWER (smaller) MPS
+gain, a result that failed in NEW but not in BASE, or one verified in BASE
+and not in NEW.  Results in only one run are listed as added or removed.
+
+The gate (:meth:`Comparison.gate_failures`) fails on a regression, on a
+removed result or an incomplete NEW file (unless ``allow_missing``), and
+on a NOISY verdict when ``fail_on_noisy``; added results never fail it.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
+from .context import ContextDifference, context_differences, describe_device
 from .errors import AnalysisError
 from .loader import KEY, ResultSet
 from .summary import GROUP, gain_table, sort_rows
 from .tables import Column, render
 from .units import format_number, format_percent, format_si
-from .verdict import SLOWER, Rule, judge
+from .verdict import NOISY, SLOWER, Rule, judge
 
 
 @dataclass
@@ -33,10 +40,37 @@ class Comparison:
     added: pd.DataFrame  # KEY columns of results only in NEW
     removed: pd.DataFrame  # KEY columns of results only in BASE
     rule: Rule
+    context: list[ContextDifference] = field(default_factory=list)  # mismatches first, then notes
+    device: str = ""  # BASE's device kind and GPUs, e.g. 'gpu, 1 x "NVIDIA H100 80GB HBM3"'
+    new_complete: bool = True  # NEW's "complete" flag (False: the run was cut short)
 
     @property
     def regressions(self) -> int:
         return int(self.results["regression"].sum() + self.gains["regression"].sum())
+
+    @property
+    def noisy(self) -> int:
+        """NOISY verdicts, throughput and MPS gain."""
+        gains = int((self.gains["verdict"] == NOISY).sum()) if not self.gains.empty else 0
+        return int((self.results["verdict"] == NOISY).sum()) + gains
+
+    def gate_failures(self, allow_missing: bool = False, fail_on_noisy: bool = False) -> list[str]:
+        """Why the gate fails (exit 1), one phrase per reason; empty when it passes."""
+        out = []
+        if self.regressions:
+            out.append(f"{self.regressions} regression{'s' if self.regressions != 1 else ''}")
+        n = len(self.removed)
+        if not allow_missing and (n or not self.new_complete):
+            configs = f"{n} configuration{'s' if n != 1 else ''} of BASE"
+            if self.new_complete:
+                why = f"{configs} missing from NEW"
+            else:
+                why = 'NEW is incomplete ("complete": false)'
+                why += f" and {configs} {'is' if n == 1 else 'are'} missing from it" if n else ""
+            out.append(why + " (--allow-missing accepts that)")
+        if fail_on_noisy and self.noisy:
+            out.append(f"{self.noisy} NOISY verdict{'s' if self.noisy != 1 else ''} (--fail-on-noisy)")
+        return out
 
 
 def _verified_change(base_ok: bool, new_ok: bool) -> str:
@@ -82,8 +116,26 @@ def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule()) -> Comparison:
-    """Matches NEW against BASE; raises AnalysisError when nothing matches."""
+def _check_context(diffs: list[ContextDifference], new_name: str, allow: bool) -> None:
+    bad = [d for d in diffs if d.mismatch]
+    if bad and not allow:
+        raise AnalysisError(
+            "run context differs from BASE: " + "; ".join(d.describe() for d in bad)
+            + " (comparing them is meaningless; --allow-context-mismatch compares anyway)", new_name)
+
+
+def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule(),
+            allow_context_mismatch: bool = False) -> Comparison:
+    """Matches NEW against BASE.
+
+    Raises AnalysisError when the contexts differ in device kind, GPU model
+    or GPU count (unless ``allow_context_mismatch``), and when no result
+    matches.  With several files on one side, the first file's context
+    stands for that side.
+    """
+    base_ctx, new_ctx = next(iter(base.contexts.values()), {}), next(iter(new.contexts.values()), {})
+    diffs = context_differences(base_ctx, new_ctx)
+    _check_context(diffs, ", ".join(new.files), allow_context_mismatch)
     b, n = base.results, new.results
     keys_b = set(map(tuple, b[KEY].itertuples(index=False)))
     keys_n = set(map(tuple, n[KEY].itertuples(index=False)))
@@ -97,7 +149,8 @@ def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule()) -> Comparison:
     results = sort_rows(_result_rows(b, n, rule), KEY, "mode_label")
     added = pd.DataFrame(sorted(keys_n - keys_b), columns=KEY)
     removed = pd.DataFrame(sorted(keys_b - keys_n), columns=KEY)
-    return Comparison(results, _gain_rows(base, new, rule), added, removed, rule)
+    return Comparison(results, _gain_rows(base, new, rule), added, removed, rule, context=diffs,
+                      device=describe_device(base_ctx), new_complete=all(new.complete.values()))
 
 
 def _p(value: float, row: pd.Series) -> str:
@@ -147,17 +200,47 @@ def _keys(df: pd.DataFrame) -> list[str]:
             for r in df.itertuples(index=False)]
 
 
-def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str) -> str:
-    """Terminal text (fmt 'table') or a Markdown page for a CI job ('markdown')."""
+def context_head(c: Comparison) -> str:
+    """The first line of the context part of the report: the device and how many differences."""
+    mismatches = sum(d.mismatch for d in c.context)
+    notes = len(c.context) - mismatches
+    counts = ([f"{mismatches} mismatch{'es' if mismatches != 1 else ''} (compared anyway: "
+               f"--allow-context-mismatch)"] if mismatches else [])
+    counts += [f"{notes} note{'s' if notes != 1 else ''}"] if notes else []
+    return (f"context: {'BASE ' if mismatches else ''}{c.device}; "
+            + (", ".join(counts) if counts else "no difference in the compared fields"))
+
+
+def _kind(d: ContextDifference) -> str:
+    return "mismatch" if d.mismatch else "note"
+
+
+def gate_line(failures: list[str]) -> str:
+    """'gate: FAIL (exit 1): why; why' or 'gate: pass (exit 0)'."""
+    return f"gate: FAIL (exit 1): {'; '.join(failures)}" if failures else "gate: pass (exit 0)"
+
+
+def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str,
+                      failures: list[str] | None = None) -> str:
+    """Terminal text (fmt 'table') or a Markdown page for a CI job ('markdown').
+
+    ``failures``: the gate's reasons (:meth:`Comparison.gate_failures`),
+    by default those of the default gate.
+    """
+    if failures is None:
+        failures = c.gate_failures()
     rule = c.rule
     md = fmt == "markdown"
     out = []
     if md:
-        out.append(f"## mpsbench compare\n\nBASE `{base_name}` vs NEW `{new_name}`\n\n**{headline(c)}**\n")
+        out.append(f"## mpsbench compare\n\nBASE `{base_name}` vs NEW `{new_name}`\n\n**{headline(c)}**\n\n"
+                   f"**{gate_line(failures)}**\n")
         out.append(f"Rule: change beyond ±{rule.threshold:.0%} of the median, and non-overlapping ranges "
                    f"or Mann-Whitney p < {rule.alpha:g} with cv <= {rule.max_cv:.0%}.\n")
+        out.append("C" + context_head(c)[1:] + "\n\n" + "".join(f"- {_kind(d)}: `{d.describe()}`\n" for d in c.context))
     else:
-        out.append(f"BASE {base_name}\nNEW  {new_name}\n{headline(c)}\n")
+        out.append(f"BASE {base_name}\nNEW  {new_name}\n{headline(c)}\n{context_head(c)}\n"
+                   + "".join(f"  {_kind(d):<8}  {d.describe()}\n" for d in c.context))
     out.append(("### Throughput\n\n" if md else "throughput:\n") + render(c.results, _result_columns(), fmt))
     if not c.gains.empty:
         gains = sort_rows(c.gains, GROUP)
@@ -168,4 +251,6 @@ def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str) ->
             items = _keys(df)
             out.append((f"### {title.capitalize()}\n\n" + "".join(f"- `{k}`\n" for k in items)) if md
                        else f"{title}:\n" + "".join(f"  {k}\n" for k in items))
+    if not md:
+        out.append(gate_line(failures) + "\n")
     return "\n".join(out)

@@ -50,11 +50,13 @@ class ResultSet:
     ranks: one row per active rank of each result, keyed like ``results``
         plus ``rank``; ``result_id`` links a rank row to its result row.
     contexts: each file's ``context`` object, by file name, in load order.
+    complete: each file's top-level ``complete`` flag, by file name.
     """
 
     results: pd.DataFrame
     ranks: pd.DataFrame
     contexts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    complete: dict[str, bool] = field(default_factory=dict)
 
     @property
     def files(self) -> list[str]:
@@ -174,6 +176,7 @@ def load_results(paths: Iterable[str | Path]) -> ResultSet:
     rows: list[dict[str, Any]] = []
     rank_rows: list[dict[str, Any]] = []
     contexts: dict[str, dict[str, Any]] = {}
+    complete: dict[str, bool] = {}
     paths = list(paths)
     if not paths:
         raise AnalysisError("no results files given")
@@ -188,10 +191,11 @@ def load_results(paths: Iterable[str | Path]) -> ResultSet:
         rows += r
         rank_rows += rr
         contexts[name] = doc["context"]
+        complete[name] = bool(doc["complete"])
     results = pd.DataFrame(rows)
     _check_duplicates(results)
     results["result_id"] = range(len(results))
     ranks = pd.DataFrame(rank_rows)
     ids = results.set_index(["file", "index"])["result_id"]
     ranks["result_id"] = [ids[(f, i)] for f, i in zip(ranks["file"], ranks["index"])]
-    return ResultSet(results=results, ranks=ranks, contexts=contexts)
+    return ResultSet(results=results, ranks=ranks, contexts=contexts, complete=complete)
