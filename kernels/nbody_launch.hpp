@@ -25,7 +25,8 @@ namespace mpsb::nbody {
 //               tile would bloat the code past the instruction cache.
 //   min_blocks: __launch_bounds__ minimum resident blocks per SM (caps registers).
 // The fp32 values can be overridden at build time (-DMPSB_NBODY_FP32_BODIES=8
-// in CMAKE_CUDA_FLAGS) so scripts/gpu/nbody-tuning.sh can time variants.
+// in CMAKE_CUDA_FLAGS) so scripts/gpu/nbody-tuning.sh can time variants
+// (results/h100-2026-11-21/nbody-tuning.txt: unroll 32 beat 8 and 16 at every N).
 #ifndef MPSB_NBODY_FP32_THREADS
 #define MPSB_NBODY_FP32_THREADS 128
 #endif
@@ -33,7 +34,7 @@ namespace mpsb::nbody {
 #define MPSB_NBODY_FP32_BODIES 4
 #endif
 #ifndef MPSB_NBODY_FP32_UNROLL
-#define MPSB_NBODY_FP32_UNROLL 16
+#define MPSB_NBODY_FP32_UNROLL 32
 #endif
 #ifndef MPSB_NBODY_FP32_MIN_BLOCKS
 #define MPSB_NBODY_FP32_MIN_BLOCKS 4
