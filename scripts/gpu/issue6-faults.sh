@@ -73,14 +73,21 @@ v=$([ $rc -eq 1 ] && [[ $j == ok* ]] && echo PASS || echo FAIL)
 note "oom: rc=$rc $j; failed: $(grep -o 'FAILED: .*' "$work/oom.out" | head -1); memory line: $(grep -c '  memory: ' "$work/oom.out")"
 record oom 1 $rc $((SECONDS - s)) "$v" "$(leftovers); $j"
 
+# The sweep running an 8-rank MPS job (matmul 4096, 20 long repetitions: long
+# enough to be hit mid-configuration) in the background, pid in $sp; returns
+# 0 two seconds after its first configuration is in the job's results file.
+start_mps_sweep() {  # NAME
+  mkdir -p "$work/$1"
+  timeout 180 "${sweep[@]}" --modes mps --ranks-per-gpu 1,8 --output "$work/$1.json" --workdir "$work/$1/w" -- \
+    --kernel matmul --precision fp32 --size 4096 --min-time 0.5 --repetitions 20 >"$work/$1/sweep.out" 2>&1 &
+  sp=$!
+  wait_results "$work/$1/w/part-mps.json" 1 90 && sleep 2
+}
+
 # --- kill: the sweep runs an 8-rank MPS job; one rank gets SIGKILL.
-mkdir -p "$work/kill"
 s=$SECONDS
-timeout 180 "${sweep[@]}" --modes mps --ranks-per-gpu 1,8 --output "$work/kill.json" --workdir "$work/kill/w" -- \
-  --kernel matmul --precision fp32 --size 4096 --min-time 0.5 --repetitions 20 >"$work/kill/sweep.out" 2>&1 &
-sp=$!
 victim=""
-wait_results "$work/kill/w/part-mps.json" 1 90 && sleep 2 && victim=$(pgrep -x mpsbench | sort -n | sed -n 4p)
+start_mps_sweep kill && victim=$(pgrep -x mpsbench | sort -n | sed -n 4p)
 note "kill: ps before the kill:"; ps -eo pid,comm,args | grep -E '[n]vidia-cuda-mps|[m]psbench' >>"$log"
 [ -n "$victim" ] && kill -9 "$victim" && note "kill: SIGKILL to mpsbench pid $victim at $((SECONDS - s)) s"
 wait $sp
@@ -111,12 +118,8 @@ v=$([ $rc -eq 143 ] && [ "$left" = clean ] && [[ $j == ok* ]] && echo PASS || ec
 record sigterm 143 $rc $((SECONDS - s)) "$v" "$left; $j"
 
 # --- daemon: the MPS server is killed while an MPS job runs.
-mkdir -p "$work/daemon"
 s=$SECONDS
-timeout 180 "${sweep[@]}" --modes mps --ranks-per-gpu 1,8 --output "$work/daemon.json" --workdir "$work/daemon/w" -- \
-  --kernel matmul --precision fp32 --size 4096 --min-time 0.5 --repetitions 20 >"$work/daemon/sweep.out" 2>&1 &
-sp=$!
-wait_results "$work/daemon/w/part-mps.json" 1 90 && sleep 2
+start_mps_sweep daemon
 server=$(pgrep -f nvidia-cuda-mps-server | head -1)
 note "daemon: SIGKILL to nvidia-cuda-mps-server pid ${server:-none} at $((SECONDS - s)) s"
 [ -n "$server" ] && kill -9 "$server"
