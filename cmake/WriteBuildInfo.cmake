@@ -1,12 +1,18 @@
 # Script mode: cmake -DSOURCE_DIR=... -DOUTPUT=... -DVERSION=... -P WriteBuildInfo.cmake
 set(commit "unknown")
 set(dirty "false")
-# A copy without .git (e.g. a tree shipped to a GPU node) can name its commit.
+# A tree shipped to a GPU node can name its commit; the name wins over git,
+# because such a copy may carry no .git or a stale one (seen: a copy whose
+# .git still pointed at an older commit under the newer files).
 # Only a hex object name is taken: the value is pasted into C++ source.
+set(commit_from_env FALSE)
 if("$ENV{MPSBENCH_GIT_COMMIT}" MATCHES "^[0-9a-fA-F]+$")
   set(commit "$ENV{MPSBENCH_GIT_COMMIT}")
+  set(commit_from_env TRUE)
 endif()
-find_package(Git QUIET)
+if(NOT commit_from_env)
+  find_package(Git QUIET)
+endif()
 if(GIT_FOUND)
   execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse HEAD
                   WORKING_DIRECTORY "${SOURCE_DIR}" OUTPUT_VARIABLE out
