@@ -1,9 +1,12 @@
 #include "mpi_context.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 
 #include "check.hpp"
+#include "node_peers.hpp"
 
 namespace mpsb {
 namespace {
@@ -44,6 +47,12 @@ MpiContext make_mpi_context() {
   MPSB_MPI(MPI_Comm_set_errhandler(ctx.node, MPI_ERRORS_RETURN));
   MPSB_MPI(MPI_Comm_rank(ctx.node, &ctx.local_rank));
   MPSB_MPI(MPI_Comm_size(ctx.node, &ctx.local_size));
+  const int mine[2] = {ctx.rank, static_cast<int>(::getpid())};
+  std::vector<int> all(2 * static_cast<std::size_t>(ctx.local_size));
+  MPSB_MPI(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, ctx.node));
+  std::vector<NodePeer> peers;
+  for (std::size_t i = 0; i + 1 < all.size(); i += 2) peers.push_back({all[i], static_cast<pid_t>(all[i + 1])});
+  set_node_peers(std::move(peers));
   return ctx;
 }
 

@@ -95,8 +95,10 @@ rc=$?
 cat "$work/kill/sweep.out" >>"$log"
 j=$(check_json "$work/kill.json" 'not doc["complete"] and len(rs) >= 1 and all(r["status"] == "ok" and r["verified"] for r in rs)' 2>&1)
 left=$(leftovers)
-v=$([ $rc -eq 3 ] && [ "$left" = clean ] && [[ $j == ok* ]] && echo PASS || echo FAIL)
-note "kill: rc=$rc after $((SECONDS - s)) s; $j; $(grep -m1 -iE 'crash|killed|signal|exit' "$work/kill/sweep.out")"
+# The survivors' fatal lines must name the killed process (node_peers.hpp).
+named=$(grep -c "(pid $victim) on this host had already exited" "$work/kill/sweep.out")
+v=$([ $rc -eq 3 ] && [ "$left" = clean ] && [[ $j == ok* ]] && [ "$named" -gt 0 ] && echo PASS || echo FAIL)
+note "kill: rc=$rc after $((SECONDS - s)) s; $j; lines naming pid $victim: $named; $(grep -m1 -iE 'crash|killed|signal|exit' "$work/kill/sweep.out")"
 record kill 3 $rc $((SECONDS - s)) "$v" "$left; $j"
 
 # --- sigterm: SIGTERM to the sweep command while its MPS job runs.
