@@ -61,10 +61,21 @@ PY
 
 note "== before: $(nvidia-smi --query-gpu=name,memory.used,memory.total,compute_mode --format=csv,noheader); $(leftovers)"
 
-# --- oom: fp32 N = 31623 is 3 x 4 GB on the GPU (and 8 GB of inputs on the
-# host) per rank: 1 rank fits in 80 GB, 8 do not. 2048 afterwards must run.
+# --- oom: fp32 matmul keeps 3 N^2 floats per rank on the GPU (2 N^2 on the
+# host): N is chosen so one rank uses 1/7.6 of the GPU's memory: 7 ranks fit,
+# 8 do not (about 31000 on an 80 GB H100, 41000 on an H200), and the 8 ranks'
+# host inputs need 0.7 x the GPU's memory, which must be available on the host.
+read -r oom_n host_ok < <(python3 - "$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)" <<'PY'
+import math, sys
+gpu = float(sys.argv[1]) * 2**20
+n = int(math.sqrt(gpu / 7.6 / 12))
+avail = next(int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemAvailable:"))
+print(n, int(8 * 8 * n * n < 0.9 * avail))
+PY
+)
+[ "$host_ok" = 1 ] || note "oom: N = $oom_n would need more host memory than is available; the scenario will fail"
 s=$SECONDS
-timeout 240 mpirun -np 8 "$build/mpsbench" --kernel matmul --precision fp32 --size 31623,2048 --ranks-per-gpu 1,8 \
+timeout 240 mpirun -np 8 "$build/mpsbench" --kernel matmul --precision fp32 --size "$oom_n",2048 --ranks-per-gpu 1,8 \
   --min-time 0.05 --repetitions 2 --output "$work/oom.json" >"$work/oom.out" 2>&1
 rc=$?
 cat "$work/oom.out" >>"$log"
