@@ -273,12 +273,6 @@ int run(int argc, char** argv) {
   return exit_code;
 }
 
-// Appended to a fatal message: the ranks on this host that died before it.
-std::string exited_peers_note() {
-  const std::string gone = exited_node_peers();
-  return gone.empty() ? "" : "; " + gone;
-}
-
 }  // namespace
 }  // namespace mpsb
 
@@ -300,12 +294,12 @@ int main(int argc, char** argv) {
     if (rank == 0) std::fprintf(stderr, "mpsbench: error: %s\n", e.what());
     exit_code = mpsb::kExitUsage;
   } catch (const mpsb::FatalError& e) {
-    std::fprintf(stderr, "mpsbench: fatal: %s%s\n", e.what(), mpsb::exited_peers_note().c_str());
+    std::fprintf(stderr, "mpsbench: fatal: %s%s\n", e.what(), mpsb::exited_node_peers_suffix().c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, mpsb::kExitFatal);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mpsbench: fatal: %s: %s%s\n", mpsb::error_identity().c_str(), e.what(),
-                 mpsb::exited_peers_note().c_str());
+                 mpsb::exited_node_peers_suffix().c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, mpsb::kExitFatal);
   }

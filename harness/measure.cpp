@@ -212,8 +212,7 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
 // A failure on any thread ends the job: the other threads and ranks would
 // otherwise wait at a barrier forever.
 [[noreturn]] void abort_job(const std::string& message) {
-  const std::string gone = exited_node_peers();
-  std::fprintf(stderr, "mpsbench: fatal: %s%s\n", message.c_str(), gone.empty() ? "" : ("; " + gone).c_str());
+  std::fprintf(stderr, "mpsbench: fatal: %s%s\n", message.c_str(), exited_node_peers_suffix().c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 3);
   std::abort();

@@ -43,4 +43,9 @@ std::string exited_node_peers() {
   return text;
 }
 
+std::string exited_node_peers_suffix() {
+  const std::string gone = exited_node_peers();
+  return gone.empty() ? gone : "; " + gone;
+}
+
 }  // namespace mpsb

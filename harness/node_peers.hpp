@@ -22,5 +22,7 @@ void set_node_peers(std::vector<NodePeer> peers);
 // "rank 3 (pid 1507) on this host had already exited", for every recorded
 // peer other than this process whose process is gone or a zombie; "" if none.
 std::string exited_node_peers();
+// The same as a suffix for a fatal message: "; rank 3 ..." or "".
+std::string exited_node_peers_suffix();
 
 }  // namespace mpsb

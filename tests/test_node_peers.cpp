@@ -32,12 +32,14 @@ TEST(NodePeers, NamesPeersThatExitedIncludingZombiesAndNeverItself) {
   ASSERT_GT(killed, 0);
   set_node_peers({{0, ::getpid()}, {1, running}, {2, killed}});
   EXPECT_EQ(exited_node_peers(), "");
+  EXPECT_EQ(exited_node_peers_suffix(), "");
 
   // Killed but not collected: a zombie, as a rank is until Open MPI's daemon reaps it.
   ASSERT_EQ(::kill(killed, SIGKILL), 0);
   siginfo_t info{};
   ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(killed), &info, WEXITED | WNOWAIT), 0);
   EXPECT_EQ(exited_node_peers(), gone(2, killed));
+  EXPECT_EQ(exited_node_peers_suffix(), "; " + gone(2, killed));
 
   // Collected: the process id no longer exists.
   ASSERT_EQ(::kill(running, SIGKILL), 0);
