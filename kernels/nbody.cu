@@ -29,21 +29,25 @@
 // Force kernel (why it is shaped this way): each thread keeps `bodies` target
 // bodies in registers, so each source body read from shared memory (one
 // LDS.128 broadcast, all lanes on one address) feeds that many interactions;
-// sources are staged through shared memory one 128-body tile at a time, the
-// next tile's global load issued before the current tile is consumed, two
-// tile buffers so one barrier per tile suffices.
+// sources are staged through shared memory one tile of `threads` bodies at a
+// time, the next tile's global load issued before the current tile is
+// consumed, two tile buffers so one barrier per tile suffices.
 // Per-tile accumulators are added into the running sums after each tile:
-// float errors then grow with sqrt(N/128) instead of sqrt(N), for 3 FADD per
-// target per tile. The grid is exactly one wave (SMs x resident blocks, from
-// the occupancy API) and the (target block, source tile) units are shared out
-// so that chunks differ by at most one tile: N = 262144 as 512 whole target
-// blocks would leave 16 of 132 SMs a block short, idling 3% of the GPU. A
-// target block cut between chunks gets one partial sum per chunk, which the
-// integrate kernel adds. Small N gets one body per thread when the wide
-// kernel cannot fill half a wave. nbody_launch.hpp holds every tunable.
+// float errors then grow with sqrt(N / tile) instead of sqrt(N), for 3 FADD
+// per target per tile. The grid is exactly one wave (SMs x resident blocks,
+// from the occupancy API) and the (target block, source tile) units are
+// shared out so that chunks differ by at most one tile, so no SM idles while
+// another finishes a last block. A target block cut between chunks gets one
+// partial sum per chunk, which the integrate kernel adds. Each precision has a
+// short list of kernel shapes (threads x bodies); a run takes the first that
+// fills half a wave at its N, so large N gets big tiles (fp32: 512 x 4) and
+// small N more, smaller units. nbody_launch.hpp holds the tunables.
 #include <cuda_runtime.h>
 
+#include <array>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "check.hpp"
@@ -66,12 +70,23 @@ struct alignas(4 * sizeof(T)) Vec4 {
 static_assert(sizeof(Vec4<float>) == 4 * sizeof(float) && sizeof(Vec4<double>) == 4 * sizeof(double),
               "device bodies must match the host layout of 4 values per body");
 
+// Kernel shapes per precision, preferred first (nbody_launch.hpp).
 template <typename T>
-struct TuningOf;
+struct ShapesOf;
 template <>
-struct TuningOf<float> : Fp32Tuning {};
+struct ShapesOf<float> {
+  using type = std::tuple<KernelShape<MPSB_NBODY_FP32_THREADS, MPSB_NBODY_FP32_BODIES, MPSB_NBODY_FP32_UNROLL,
+                                      MPSB_NBODY_FP32_MIN_BLOCKS>,
+                          KernelShape<128, 4, 32, 4>, KernelShape<128, 1, 32, 4>>;
+};
 template <>
-struct TuningOf<double> : Fp64Tuning {};
+struct ShapesOf<double> {
+  using type = std::tuple<KernelShape<128, 2, 8, 4>, KernelShape<128, 1, 8, 4>>;
+};
+template <typename T>
+constexpr std::size_t kShapeCount = std::tuple_size_v<typename ShapesOf<T>::type>;
+template <typename T, std::size_t I>
+using ShapeAt = std::tuple_element_t<I, typename ShapesOf<T>::type>;
 
 // One MUFU.RSQ: the ftz form needs no denormal fix-up, and its input is never
 // below eps^2 anyway.
@@ -85,16 +100,21 @@ __device__ __forceinline__ double fast_rsqrt(double x) { return ::rsqrt(x); }
 __device__ __forceinline__ float madd(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 __device__ __forceinline__ double madd(double a, double b, double c) { return __fma_rn(a, b, c); }
 
-// 3 FADD, 3 FFMA, 1 rsqrt, 3 FMUL, 3 FFMA.
+// 3 FADD, 3 FFMA, 1 rsqrt, 3 FMUL, 3 FFMA. The order of the operations
+// (x first in d2, the mass first in s, z first in the sums) changes no
+// rounding that matters but steers ptxas's register allocation, and so the
+// bank conflicts (see the tile layout below): it was the fastest order timed
+// at 512 x 4, 44.7 TFLOP/s against 43.1 for (m inv) (inv inv) (nbody-tuning.txt,
+// fifth run).
 template <typename T>
 __device__ __forceinline__ void interact(const Vec4<T>& q, T px, T py, T pz, T eps2, T& ax, T& ay, T& az) {
   const T dx = q.x - px, dy = q.y - py, dz = q.z - pz;
-  const T d2 = madd(dx, dx, madd(dy, dy, madd(dz, dz, eps2)));
+  const T d2 = madd(dz, dz, madd(dy, dy, madd(dx, dx, eps2)));
   const T inv = fast_rsqrt(d2);
-  const T s = q.w * (inv * inv * inv);
-  ax = madd(dx, s, ax);
-  ay = madd(dy, s, ay);
+  const T s = ((q.w * inv) * inv) * inv;
   az = madd(dz, s, az);
+  ay = madd(dy, s, ay);
+  ax = madd(dx, s, ax);
 }
 
 // Past the end: a massless body at the origin, whose term is exactly 0.
@@ -106,6 +126,31 @@ __device__ __forceinline__ Vec4<T> load_source(const Vec4<T>* __restrict__ pos, 
 // Shared-memory staging of source tiles, double-buffered so one barrier per
 // tile suffices: a buffer is rewritten only after the barrier that follows
 // the reads of it.
+//
+// fp32 tiles hold each body mass first (m, x, y, z). Why: the kernel is
+// issue-bound, and the lost issue cycles track register-bank conflicts under
+// the two-bank model (even and odd register numbers, one read per bank per
+// cycle) reverse-engineered for recent NVIDIA cores (Huerta et al., 2025). An
+// LDS.128 fills four consecutive registers and the targets come from LDG.128
+// the same way, so in x, y, z, m order every dx = q.x - p.x reads two
+// registers of one bank; mass first puts q.x in the other bank. Same
+// instructions, 41.5 -> 42.4 TFLOP/s at N = 262144 on an H200 (128 x 4
+// shape; nbody-tuning.txt, fifth run). fp64 values fill register pairs, one
+// in each bank, so fp64 tiles keep the plain layout.
+template <typename T>
+constexpr bool kMassFirst = sizeof(T) == 4;
+
+template <typename T>
+__device__ __forceinline__ Vec4<T> to_tile(const Vec4<T>& b) {
+  if constexpr (kMassFirst<T>) return Vec4<T>{b.w, b.x, b.y, b.z};
+  return b;
+}
+template <typename T>
+__device__ __forceinline__ Vec4<T> from_tile(const Vec4<T>& t) {
+  if constexpr (kMassFirst<T>) return Vec4<T>{t.y, t.z, t.w, t.x};
+  return t;
+}
+
 template <typename T, int kThreads>
 struct SourceTiles {
   Vec4<T> body[2][kThreads];
@@ -132,7 +177,7 @@ __device__ __forceinline__ void target_block_segment(const Vec4<T>* __restrict__
   int buffer = 0;
   for (int t = t_begin; t < t_end; ++t, buffer ^= 1) {
     Vec4<T>* tile = tiles.body[buffer];
-    tile[tid] = staged;
+    tile[tid] = to_tile(staged);
     __syncthreads();
     if (t + 1 < t_end) staged = load_source(pos, n, (t + 1) * kThreads + tid);
     T tx[kBodies], ty[kBodies], tz[kBodies];
@@ -140,7 +185,7 @@ __device__ __forceinline__ void target_block_segment(const Vec4<T>* __restrict__
     for (int b = 0; b < kBodies; ++b) tx[b] = T(0), ty[b] = T(0), tz[b] = T(0);
 #pragma unroll kUnroll
     for (int k = 0; k < kThreads; ++k) {
-      const Vec4<T> q = tile[k];
+      const Vec4<T> q = from_tile(tile[k]);
 #pragma unroll
       for (int b = 0; b < kBodies; ++b) interact(q, px[b], py[b], pz[b], eps2, tx[b], ty[b], tz[b]);
     }
@@ -206,26 +251,35 @@ __global__ void __launch_bounds__(kIntegrateThreads)
   acc[i] = a;
 }
 
-template <typename T, int kBodies>
-void launch_forces(const Vec4<T>* pos, const Schedule& s, Vec4<T>* partial, cudaStream_t stream) {
-  using Tn = TuningOf<T>;
-  forces_kernel<T, Tn::threads, kBodies, Tn::unroll, Tn::min_blocks>
-      <<<static_cast<unsigned>(s.chunks), Tn::threads, 0, stream>>>(pos, s, partial);
+template <typename T, typename Shape>
+constexpr auto forces_kernel_of = forces_kernel<T, Shape::threads, Shape::bodies, Shape::unroll, Shape::min_blocks>;
+
+// The force kernel of schedule s's shape.
+template <typename T, std::size_t... I>
+void launch_forces(const Vec4<T>* pos, const Schedule& s, Vec4<T>* partial, cudaStream_t stream,
+                   std::index_sequence<I...>) {
+  const auto launch = [&](auto shape) {
+    using Shape = decltype(shape);
+    forces_kernel_of<T, Shape><<<static_cast<unsigned>(s.chunks), Shape::threads, 0, stream>>>(pos, s, partial);
+  };
+  ((s.shape == static_cast<int>(I) ? launch(ShapeAt<T, I>{}) : void()), ...);
 }
 
-// Blocks of the force kernel one SM holds at once.
-template <typename T, int kBodies>
-int resident_blocks() {
-  using Tn = TuningOf<T>;
-  int blocks = 0;
-  MPSB_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks, forces_kernel<T, Tn::threads, kBodies, Tn::unroll, Tn::min_blocks>, Tn::threads, 0));
-  return blocks;
+// Every shape of precision T with the blocks of it one SM holds at once.
+template <typename T, std::size_t... I>
+std::array<ShapeOption, sizeof...(I)> shape_options(std::index_sequence<I...>) {
+  const auto option = [](auto shape) {
+    using Shape = decltype(shape);
+    int blocks = 0;
+    MPSB_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, forces_kernel_of<T, Shape>, Shape::threads, 0));
+    return ShapeOption{Shape::threads, Shape::bodies, blocks};
+  };
+  return {option(ShapeAt<T, I>{})...};
 }
 
 template <typename T>
 class NbodyGpu final : public Workload {
-  using Tuning = TuningOf<T>;
+  using Shapes = std::make_index_sequence<kShapeCount<T>>;
 
  public:
   explicit NbodyGpu(const WorkloadArgs& args)
@@ -237,8 +291,7 @@ class NbodyGpu final : public Workload {
     if (device < 0) MPSB_CUDA(cudaGetDevice(&device));
     int sms = 0;
     MPSB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    schedule_ = plan_schedule(n_, sms, Tuning::threads, Tuning::bodies, resident_blocks<T, Tuning::bodies>(),
-                              resident_blocks<T, 1>());
+    schedule_ = plan_schedule(n_, sms, shape_options<T>(Shapes{}));
 
     const Bodies<T> bodies = make_bodies<T>(n_, seed);
     const size_t bytes = static_cast<size_t>(n_) * sizeof(Vec4<T>);
@@ -262,11 +315,7 @@ class NbodyGpu final : public Workload {
     const int out = in_ ^ 1;
     const auto* pos = pos_[in_].as<const Vec4<T>>();
     auto* partial = partial_.as<Vec4<T>>();
-    if (schedule_.bodies_per_thread == Tuning::bodies) {
-      launch_forces<T, Tuning::bodies>(pos, schedule_, partial, stream_);
-    } else {
-      launch_forces<T, 1>(pos, schedule_, partial, stream_);
-    }
+    launch_forces(pos, schedule_, partial, stream_, Shapes{});
     MPSB_CUDA_LAUNCH();
     const auto blocks = static_cast<unsigned>(ceil_div(n_, kIntegrateThreads));
     integrate_kernel<T><<<blocks, kIntegrateThreads, 0, stream_>>>(
@@ -282,6 +331,7 @@ class NbodyGpu final : public Workload {
 
   std::vector<std::pair<std::string, double>> details() const override {
     return {{"force_blocks", static_cast<double>(schedule_.chunks)},
+            {"force_threads_per_block", static_cast<double>(schedule_.threads)},
             {"force_targets_per_thread", static_cast<double>(schedule_.bodies_per_thread)},
             {"force_max_partial_sums", static_cast<double>(schedule_.slots)}};
   }
@@ -332,8 +382,7 @@ KernelInfo nbody_info() {
   info.max_size = std::int64_t{1} << 22;
   info.primary = PrimaryMetric::flops;
   info.device_bytes = [](const std::string& precision, std::int64_t n) {
-    const int threads = precision == "fp64" ? Fp64Tuning::threads : Fp32Tuning::threads;
-    const double arrays = 5.0 + static_cast<double>(max_slots(n, threads));
+    const double arrays = 5.0 + static_cast<double>(max_slots(n));
     return arrays * 4.0 * static_cast<double>(n) * element_bytes(precision);
   };
   info.make = [](const WorkloadArgs& args) -> std::unique_ptr<Workload> {

@@ -15,20 +15,26 @@
 
 namespace mpsb::nbody {
 
-// Per-precision tunables of the force kernel.
+// A shape of the force kernel (template arguments of forces_kernel):
 //   threads:    threads per block, also the source bodies per shared-memory
-//               tile (each thread stages one).
-//   bodies:     target bodies each thread keeps in registers ("wide" kernel);
-//               every source body read from shared memory serves that many
-//               interactions, which is what lifts fp32 past the LDS limit.
+//               tile (each thread stages one); one barrier per tile.
+//   bodies:     target bodies each thread keeps in registers; every source
+//               body read from shared memory serves that many interactions,
+//               which is what lifts fp32 past the LDS limit.
 //   unroll:     source bodies per unrolled inner-loop step; unrolling a whole
 //               tile would bloat the code past the instruction cache.
 //   min_blocks: __launch_bounds__ minimum resident blocks per SM (caps registers).
-// The fp32 values can be overridden at build time (-DMPSB_NBODY_FP32_BODIES=8
-// in CMAKE_CUDA_FLAGS) so scripts/gpu/nbody-tuning.sh can time variants
-// (results/h100-2026-11-21/nbody-tuning.txt: unroll 32 beat 8 and 16 at every N).
+// Each precision lists its shapes in order of preference (nbody.cu); a run
+// takes the first that fills half a wave at its N (plan_schedule), so large N
+// gets the fastest shape and small N one with more, smaller work units.
+// fp32 (results/h100-2026-11-21/nbody-tuning.txt, fifth run): 512 threads x
+// 4 bodies (102 registers, one block of 16 warps per SM) beat 128 x 4 by 2%
+// at N = 262144 (fewer barriers per source), which beat 128 x 4 at 96
+// registers and 5 blocks by 4%. The first fp32 shape can be overridden at
+// build time (-DMPSB_NBODY_FP32_THREADS=256 in CMAKE_CUDA_FLAGS) so
+// scripts/gpu/nbody-tuning.sh can time variants.
 #ifndef MPSB_NBODY_FP32_THREADS
-#define MPSB_NBODY_FP32_THREADS 128
+#define MPSB_NBODY_FP32_THREADS 512
 #endif
 #ifndef MPSB_NBODY_FP32_BODIES
 #define MPSB_NBODY_FP32_BODIES 4
@@ -37,20 +43,18 @@ namespace mpsb::nbody {
 #define MPSB_NBODY_FP32_UNROLL 32
 #endif
 #ifndef MPSB_NBODY_FP32_MIN_BLOCKS
-#define MPSB_NBODY_FP32_MIN_BLOCKS 4
+#define MPSB_NBODY_FP32_MIN_BLOCKS 1
 #endif
-struct Fp32Tuning {
-  static constexpr int threads = MPSB_NBODY_FP32_THREADS;
-  static constexpr int bodies = MPSB_NBODY_FP32_BODIES;
-  static constexpr int unroll = MPSB_NBODY_FP32_UNROLL;
-  static constexpr int min_blocks = MPSB_NBODY_FP32_MIN_BLOCKS;
+template <int Threads, int Bodies, int Unroll, int MinBlocks>
+struct KernelShape {
+  static constexpr int threads = Threads;
+  static constexpr int bodies = Bodies;
+  static constexpr int unroll = Unroll;
+  static constexpr int min_blocks = MinBlocks;
 };
-struct Fp64Tuning {
-  static constexpr int threads = 128;
-  static constexpr int bodies = 2;
-  static constexpr int unroll = 8;
-  static constexpr int min_blocks = 4;
-};
+// Smallest tile of any shape: bounds the partial sums (max_slots).
+constexpr int kMinTileThreads = 128;
+
 // Chunks per resident block slot: 1 launches exactly one full wave, so every
 // SM holds the same number of equal chunks and finishes with the others.
 #ifndef MPSB_NBODY_WAVES
@@ -78,6 +82,7 @@ struct Schedule {
   std::int64_t units = 0;
   std::int64_t chunks = 0;  // grid size of the force kernel
   std::int64_t slots = 0;   // partial sums per body at most, <= kMaxSlots
+  int shape = 0;            // index of the kernel shape (plan_schedule's options)
 };
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -113,20 +118,32 @@ inline Schedule make_schedule(std::int64_t n, int threads, int bodies, std::int6
   return s;
 }
 
-// The wide kernel (`bodies` targets per thread) unless N is too small for it
-// to fill half a wave; then one body per thread gives `bodies` times more
-// units. resident_*: blocks of each kernel one SM holds (occupancy).
-inline Schedule plan_schedule(std::int64_t n, int sms, int threads, int bodies, int resident_wide,
-                              int resident_narrow) {
-  const std::int64_t wide_target = std::max(1, sms) * std::max(1, resident_wide) * kWaves;
-  const Schedule wide = make_schedule(n, threads, bodies, wide_target);
-  if (bodies == 1 || 2 * wide.chunks >= wide_target) return wide;
-  const Schedule narrow =
-      make_schedule(n, threads, 1, std::max(1, sms) * std::max(1, resident_narrow) * kWaves);
-  return narrow.chunks > wide.chunks ? narrow : wide;
+// One kernel shape a run may use, and how many of its blocks one SM holds.
+struct ShapeOption {
+  int threads = 0;
+  int bodies = 1;
+  int resident = 1;
+};
+
+// The first of `options` (in order of preference) whose schedule fills at
+// least half a wave (SMs x resident blocks); if none does, the one with the
+// most chunks (the earliest on a tie).
+template <typename Options>
+Schedule plan_schedule(std::int64_t n, int sms, const Options& options) {
+  Schedule best;
+  bool have = false;
+  int index = 0;
+  for (const ShapeOption& o : options) {
+    const std::int64_t target = std::int64_t{std::max(1, sms)} * std::max(1, o.resident) * kWaves;
+    Schedule s = make_schedule(n, o.threads, o.bodies, target);
+    s.shape = index++;
+    if (2 * s.chunks >= target) return s;
+    if (!have || s.chunks > best.chunks) best = s, have = true;
+  }
+  return best;
 }
 
-// Bound on Schedule::slots for any device (device-memory preflight).
-inline std::int64_t max_slots(std::int64_t n, int threads) { return std::min(kMaxSlots, ceil_div(n, threads)); }
+// Bound on Schedule::slots for any device and shape (device-memory preflight).
+inline std::int64_t max_slots(std::int64_t n) { return std::min(kMaxSlots, ceil_div(n, kMinTileThreads)); }
 
 }  // namespace mpsb::nbody

@@ -238,15 +238,28 @@ void walk_schedule(const Schedule& s, Visit visit) {
   }
 }
 
+// Single-shape option lists, so each (threads, bodies) pair is walked at every N.
+std::vector<std::vector<ShapeOption>> single_shapes() {
+  std::vector<std::vector<ShapeOption>> lists;
+  for (const int threads : {128, 256, 512})
+    for (const int bodies : {1, 2, 4}) lists.push_back({ShapeOption{threads, bodies, 5}});
+  return lists;
+}
+
+// The fp32 shapes of nbody.cu with the H100's occupancy (blocks per SM).
+const std::vector<ShapeOption> kFp32Shapes = {{512, 4, 1}, {128, 4, 4}, {128, 1, 4}};
+
 TEST(Schedule, EveryUnitOnceEverySlotOnceChunksBalanced) {
   for (const int sms : {1, 3, 114, 132}) {
     for (const std::int64_t n : {1, 100, 127, 128, 129, 4096, 5000, 16384, 65536, 100003, 262144, 4194304}) {
-      for (const int bodies : {1, 2, 4}) {
-        const Schedule s = plan_schedule(n, sms, 128, bodies, 5, 7);
+      for (const std::vector<ShapeOption>& options : single_shapes()) {
+        const Schedule s = plan_schedule(n, sms, options);
         ASSERT_GE(s.chunks, 1);
-        EXPECT_LE(s.chunks, std::int64_t{sms} * 7);
+        EXPECT_EQ(s.shape, 0);
+        EXPECT_EQ(s.threads, options[0].threads);
+        EXPECT_LE(s.chunks, std::int64_t{sms} * 5);
         EXPECT_GE(s.target_blocks * s.targets_per_block, n);
-        EXPECT_LE(s.slots, max_slots(n, 128));
+        EXPECT_LE(s.slots, max_slots(n));
         EXPECT_LE(chunk_begin(s, s.chunks) - chunk_begin(s, s.chunks - 1) - s.units / s.chunks, 1);
         // Per target block: tiles covered in order, slots 0, 1, ... each once.
         std::vector<std::int64_t> next_tile(static_cast<std::size_t>(s.target_blocks), 0);
@@ -268,33 +281,48 @@ TEST(Schedule, EveryUnitOnceEverySlotOnceChunksBalanced) {
 }
 
 TEST(Schedule, OneFullWaveOnAnH100) {
-  // N = 262144, fp32 tuning, 5 resident blocks: 660 chunks of 1588-1589 tiles.
-  const Schedule big = plan_schedule(262144, 132, 128, 4, 5, 7);
+  // N = 262144, the first fp32 shape (512 x 4, one block per SM): 132 chunks
+  // of 496-497 tiles of 512 sources.
+  const Schedule big = plan_schedule(262144, 132, kFp32Shapes);
+  EXPECT_EQ(big.shape, 0);
+  EXPECT_EQ(big.threads, 512);
   EXPECT_EQ(big.bodies_per_thread, 4);
-  EXPECT_EQ(big.chunks, 132 * 5);
+  EXPECT_EQ(big.chunks, 132);
   EXPECT_LE(big.slots, 3);
-  EXPECT_EQ(big.units / big.chunks, 1588);
-  // Small N: one body per thread, still at least half a wave.
-  const Schedule small = plan_schedule(4096, 132, 128, 4, 5, 7);
+  EXPECT_EQ(big.units / big.chunks, 496);
+  EXPECT_EQ(plan_schedule(16384, 132, kFp32Shapes).shape, 0);  // 256 units: still a full wave
+  // Smaller N falls back to shapes with more, smaller units, each at least half a wave.
+  const Schedule mid = plan_schedule(8192, 132, kFp32Shapes);  // 512 x 4 would have 64 units
+  EXPECT_EQ(mid.shape, 1);
+  EXPECT_EQ(mid.threads, 128);
+  EXPECT_EQ(mid.bodies_per_thread, 4);
+  EXPECT_EQ(mid.chunks, 512);  // 1024 units, at least 2 per chunk so no body gets over 64 partial sums
+  EXPECT_GE(2 * mid.chunks, 132 * 4);
+  const Schedule small = plan_schedule(4096, 132, kFp32Shapes);  // 128 x 4 would have 256 units
+  EXPECT_EQ(small.shape, 2);
   EXPECT_EQ(small.bodies_per_thread, 1);
-  EXPECT_GE(2 * small.chunks, 132 * 7);
-  EXPECT_EQ(plan_schedule(16384, 132, 128, 4, 5, 7).bodies_per_thread, 4);
+  EXPECT_GE(2 * small.chunks, 132 * 4);
+  // None fills half a wave: the one with the most chunks, here the last.
+  const Schedule tiny = plan_schedule(1000, 132, kFp32Shapes);
+  EXPECT_EQ(tiny.shape, 2);
+  EXPECT_EQ(tiny.chunks, tiny.units);
 }
 
 TEST(Schedule, KernelIndexingEmulatedOnTheCpuGivesTheRightAccelerations) {
   // The force and integrate kernels' index arithmetic, run on the host in
   // float: partial sums per slot, then added in slot order.
-  for (const auto& [n, sms, bodies] : {std::tuple{1000, 3, 4}, std::tuple{1000, 7, 1}, std::tuple{129, 2, 2},
-                                       std::tuple{3000, 1, 4}}) {
-    const Schedule s = plan_schedule(n, sms, 128, bodies, 2, 2);
+  for (const auto& [n, sms, threads, bodies] :
+       {std::tuple{1000, 3, 128, 4}, std::tuple{1000, 7, 128, 1}, std::tuple{129, 2, 128, 2},
+        std::tuple{3000, 1, 128, 4}, std::tuple{2100, 2, 512, 4}, std::tuple{1100, 3, 256, 2}}) {
+    const Schedule s = plan_schedule(n, sms, std::vector<ShapeOption>{{threads, bodies, 2}});
     Step<float> step(n);
     std::vector<float> partial(static_cast<std::size_t>(4 * n * s.slots), NAN);
     walk_schedule(s, [&](std::int64_t, std::int64_t tb, std::int64_t t0, std::int64_t t1, std::int64_t slot) {
       for (std::int64_t i = tb * s.targets_per_block; i < std::min<std::int64_t>(n, (tb + 1) * s.targets_per_block);
            ++i) {
         // Sources of tiles [t0, t1) as a body list; the CPU step computes their sum.
-        std::vector<float> bodies_in_range(step.pos_in.begin() + 4 * std::min<std::int64_t>(n, t0 * 128),
-                                           step.pos_in.begin() + 4 * std::min<std::int64_t>(n, t1 * 128));
+        std::vector<float> bodies_in_range(step.pos_in.begin() + 4 * std::min<std::int64_t>(n, t0 * s.threads),
+                                           step.pos_in.begin() + 4 * std::min<std::int64_t>(n, t1 * s.threads));
         bodies_in_range.insert(bodies_in_range.end(), step.pos_in.begin() + 4 * i, step.pos_in.begin() + 4 * i + 4);
         bodies_in_range[bodies_in_range.size() - 1] = 0;  // the target itself, massless
         std::vector<float> acc(bodies_in_range.size());
@@ -312,7 +340,8 @@ TEST(Schedule, KernelIndexingEmulatedOnTheCpuGivesTheRightAccelerations) {
     }
     integrate(step.pos_in.data(), step.vel_in.data(), step.acc.data(), n, step.pos_out.data(), step.vel_out.data());
     const Verification v = verify_step(step.view(), 1);
-    EXPECT_TRUE(v.ok) << "n=" << n << " sms=" << sms << " bodies=" << bodies << " chunks=" << s.chunks << ": "
+    EXPECT_TRUE(v.ok) << "n=" << n << " sms=" << sms << " threads=" << threads << " bodies=" << bodies
+                      << " chunks=" << s.chunks << ": "
                       << v.detail;
   }
 }
