@@ -5,7 +5,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <tuple>
 
 #if defined(__CUDACC__)
 #define MPSB_HOST_DEVICE __host__ __device__
@@ -24,7 +26,7 @@ namespace mpsb::nbody {
 //   unroll:     source bodies per unrolled inner-loop step; unrolling a whole
 //               tile would bloat the code past the instruction cache.
 //   min_blocks: __launch_bounds__ minimum resident blocks per SM (caps registers).
-// Each precision lists its shapes in order of preference (nbody.cu); a run
+// Each precision lists its shapes in order of preference (below); a run
 // takes the first that fills half a wave at its N (plan_schedule), so large N
 // gets the fastest shape and small N one with more, smaller work units.
 // fp32 (results/h100-2026-11-21/nbody-tuning.txt, fifth run): 512 threads x
@@ -52,8 +54,15 @@ struct KernelShape {
   static constexpr int unroll = Unroll;
   static constexpr int min_blocks = MinBlocks;
 };
+// The shapes of each precision, preferred first (std::tuple of KernelShape).
+using Fp32Shapes = std::tuple<KernelShape<MPSB_NBODY_FP32_THREADS, MPSB_NBODY_FP32_BODIES, MPSB_NBODY_FP32_UNROLL,
+                                          MPSB_NBODY_FP32_MIN_BLOCKS>,
+                              KernelShape<128, 4, 32, 4>, KernelShape<128, 1, 32, 4>>;
+using Fp64Shapes = std::tuple<KernelShape<128, 2, 8, 4>, KernelShape<128, 1, 8, 4>>;
+
 // Smallest tile of any shape: bounds the partial sums (max_slots).
-constexpr int kMinTileThreads = 128;
+constexpr int kMinTileThreads = std::apply(
+    [](auto... s) { return std::min({decltype(s)::threads...}); }, std::tuple_cat(Fp32Shapes{}, Fp64Shapes{}));
 
 // Chunks per resident block slot: 1 launches exactly one full wave, so every
 // SM holds the same number of equal chunks and finishes with the others.
@@ -124,6 +133,17 @@ struct ShapeOption {
   int bodies = 1;
   int resident = 1;
 };
+
+// The shapes of list Shapes as plan_schedule options; resident(shape) gives
+// the blocks of that shape one SM holds (the occupancy API on a device).
+template <typename Shapes, typename Resident>
+std::array<ShapeOption, std::tuple_size_v<Shapes>> shape_options(Resident resident) {
+  return std::apply(
+      [&](auto... s) {
+        return std::array<ShapeOption, sizeof...(s)>{ShapeOption{decltype(s)::threads, decltype(s)::bodies, resident(s)}...};
+      },
+      Shapes{});
+}
 
 // The first of `options` (in order of preference) whose schedule fills at
 // least half a wave (SMs x resident blocks); if none does, the one with the
