@@ -95,20 +95,28 @@ start_mps_sweep() {  # NAME
   wait_results "$work/$1/w/part-mps.json" 1 90 && sleep 2
 }
 
+# Waits for the scenario's sweep ($sp), logs its output and judges it: sets
+# rc, j (check_json's summary), left (leftovers) and v (PASS when the exit
+# status, the results file and the leftovers are all as expected).
+finish_sweep() {  # NAME expected_rc python-expression
+  wait $sp
+  rc=$?
+  cat "$work/$1/sweep.out" >>"$log"
+  j=$(check_json "$work/$1.json" "$3" 2>&1)
+  left=$(leftovers)
+  v=$([ $rc -eq "$2" ] && [ "$left" = clean ] && [[ $j == ok* ]] && echo PASS || echo FAIL)
+}
+
 # --- kill: the sweep runs an 8-rank MPS job; one rank gets SIGKILL.
 s=$SECONDS
 victim=""
 start_mps_sweep kill && victim=$(pgrep -x mpsbench | sort -n | sed -n 4p)
 note "kill: ps before the kill:"; ps -eo pid,comm,args | grep -E '[n]vidia-cuda-mps|[m]psbench' >>"$log"
 [ -n "$victim" ] && kill -9 "$victim" && note "kill: SIGKILL to mpsbench pid $victim at $((SECONDS - s)) s"
-wait $sp
-rc=$?
-cat "$work/kill/sweep.out" >>"$log"
-j=$(check_json "$work/kill.json" 'not doc["complete"] and len(rs) >= 1 and all(r["status"] == "ok" and r["verified"] for r in rs)' 2>&1)
-left=$(leftovers)
+finish_sweep kill 3 'not doc["complete"] and len(rs) >= 1 and all(r["status"] == "ok" and r["verified"] for r in rs)'
 # The survivors' fatal lines must name the killed process (node_peers.hpp).
 named=$(grep -c "(pid $victim) on this host had already exited" "$work/kill/sweep.out")
-v=$([ $rc -eq 3 ] && [ "$left" = clean ] && [[ $j == ok* ]] && [ "$named" -gt 0 ] && echo PASS || echo FAIL)
+[ "$named" -gt 0 ] || v=FAIL
 note "kill: rc=$rc after $((SECONDS - s)) s; $j; lines naming pid $victim: $named; $(grep -m1 -iE 'crash|killed|signal|exit' "$work/kill/sweep.out")"
 record kill 3 $rc $((SECONDS - s)) "$v" "$left; $j"
 
@@ -122,12 +130,7 @@ for _ in $(seq 90); do sleep 1; pgrep -f nvidia-cuda-mps-server >/dev/null && pg
 sleep 4
 note "sigterm: SIGTERM to the sweep (pid $sp) at $((SECONDS - s)) s; ps:"; ps -eo pid,comm,args | grep -E '[n]vidia-cuda-mps|[m]psbench' >>"$log"
 kill -TERM $sp
-wait $sp
-rc=$?
-cat "$work/term/sweep.out" >>"$log"
-j=$(check_json "$work/term.json" 'not doc["complete"] and all(r["status"] == "ok" for r in rs) and any(r["mode"] == "timeslice" for r in rs)' 2>&1)
-left=$(leftovers)
-v=$([ $rc -eq 143 ] && [ "$left" = clean ] && [[ $j == ok* ]] && echo PASS || echo FAIL)
+finish_sweep term 143 'not doc["complete"] and all(r["status"] == "ok" for r in rs) and any(r["mode"] == "timeslice" for r in rs)'
 record sigterm 143 $rc $((SECONDS - s)) "$v" "$left; $j"
 
 # --- daemon: the MPS server is killed while an MPS job runs.
@@ -136,12 +139,7 @@ start_mps_sweep daemon
 server=$(pgrep -f nvidia-cuda-mps-server | head -1)
 note "daemon: SIGKILL to nvidia-cuda-mps-server pid ${server:-none} at $((SECONDS - s)) s"
 [ -n "$server" ] && kill -9 "$server"
-wait $sp
-rc=$?
-cat "$work/daemon/sweep.out" >>"$log"
-j=$(check_json "$work/daemon.json" 'not doc["complete"] and all(r["status"] == "ok" and r["verified"] and r["mode"] == "mps" for r in rs)' 2>&1)
-left=$(leftovers)
-v=$([ $rc -eq 3 ] && [ "$left" = clean ] && [[ $j == ok* ]] && echo PASS || echo FAIL)
+finish_sweep daemon 3 'not doc["complete"] and all(r["status"] == "ok" and r["verified"] and r["mode"] == "mps" for r in rs)'
 note "daemon: rc=$rc; $j; $(grep -m2 -iE 'mps|server|fatal' "$work/daemon/sweep.out" | tr '\n' ' ')"
 record daemon 3 $rc $((SECONDS - s)) "$v" "$left; $j"
 
