@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 
 #include "registry.hpp"
 
@@ -78,33 +77,27 @@ std::vector<Config> build_plan(const Options& options, DeviceKind device, int ma
 
 std::vector<std::string> preflight_memory(const std::vector<Config>& plan, const Placement& placement) {
   std::vector<std::string> tight;
-  if (placement.kind != DeviceKind::gpu) return tight;
-  // The free memory of a GPU as its ranks saw it after every context existed;
-  // the smallest report is the one to trust.
-  std::map<std::string, const RankPlacement*> tightest;
-  for (const auto& r : placement.ranks) {
-    auto& t = tightest[r.device_key];
-    if (t == nullptr || r.gpu.memory_free_bytes < t->gpu.memory_free_bytes) t = &r;
-  }
+  if (placement.kind != DeviceKind::gpu || placement.ranks.empty()) return tight;
+  // Every GPU runs the same k active ranks, so the smallest free memory any
+  // rank saw (after every context existed) decides for all of them.
+  const RankPlacement& r = *std::min_element(
+      placement.ranks.begin(), placement.ranks.end(),
+      [](const RankPlacement& a, const RankPlacement& b) { return a.gpu.memory_free_bytes < b.gpu.memory_free_bytes; });
+  const auto free_bytes = static_cast<double>(r.gpu.memory_free_bytes);
+  const std::string gpu =
+      "GPU " + std::to_string(r.gpu.index) + " on " + r.host + " has " + format_bytes(free_bytes) + " free";
   for (const auto& c : plan) {
     const KernelInfo* k = find_kernel(c.kernel);
     const double per_rank = k->device_bytes(c.precision, c.size);
     const double needed = per_rank * c.ranks_per_gpu;
-    for (const auto& [key, r] : tightest) {
-      const auto free_bytes = static_cast<double>(r->gpu.memory_free_bytes);
-      if (needed <= free_bytes) continue;
-      const std::string what = c.kernel + " " + c.precision + " size " + std::to_string(c.size);
-      const std::string gpu = "GPU " + std::to_string(r->gpu.index) + " on " + r->host + " has " +
-                              format_bytes(free_bytes) + " free";
-      if (per_rank > free_bytes) {
-        throw UsageError(what + " needs " + format_bytes(per_rank) + " per rank, but " + gpu);
-      }
-      tight.push_back(what + " with " + std::to_string(c.ranks_per_gpu) + " ranks per GPU needs " +
-                      std::to_string(c.ranks_per_gpu) + " x " + format_bytes(per_rank) + " = " +
-                      format_bytes(needed) + ", but " + gpu +
-                      ": it runs, and is recorded as failed if an allocation fails");
-      break;
+    if (needed <= free_bytes) continue;
+    const std::string what = c.kernel + " " + c.precision + " size " + std::to_string(c.size);
+    if (per_rank > free_bytes) {
+      throw UsageError(what + " needs " + format_bytes(per_rank) + " per rank, but " + gpu);
     }
+    tight.push_back(what + " with " + std::to_string(c.ranks_per_gpu) + " ranks per GPU needs " +
+                    std::to_string(c.ranks_per_gpu) + " x " + format_bytes(per_rank) + " = " + format_bytes(needed) +
+                    ", but " + gpu + ": it runs, and is recorded as failed if an allocation fails");
   }
   return tight;
 }

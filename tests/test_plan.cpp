@@ -134,6 +134,23 @@ TEST(Preflight, RejectsSizesOneRankCannotHoldAndFlagsRankCountsThatMayNotFit) {
   EXPECT_NE(tight[0].find("recorded as failed"), std::string::npos) << tight[0];
 }
 
+TEST(Preflight, EveryGpuIsCheckedNotOnlyTheFirstShortOne) {
+  const double gib = 1024.0 * 1024 * 1024;
+  // GPU-0 can hold one 7.05 GiB rank but not two; GPU-1 (busy with something
+  // else) cannot hold even one. Without a one-rank configuration in the plan,
+  // GPU-1 must still make the size bad input.
+  const Placement p = build_placement(DeviceKind::gpu, {rank_on(0, "a", "GPU-0", static_cast<std::uint64_t>(10 * gib)),
+                                                        rank_on(1, "a", "GPU-1", static_cast<std::uint64_t>(5 * gib))});
+  try {
+    preflight_memory({Config{"matmul", "fp32", 25000, 2}}, p);
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("matmul fp32 size 25000 needs 7.05 GiB per rank"), std::string::npos) << m;
+    EXPECT_NE(m.find("5.00 GiB free"), std::string::npos) << m;
+  }
+}
+
 TEST(Preflight, CpuDeviceHasNoGpuMemoryLimit) {
   const Placement p = build_placement(DeviceKind::cpu, {describe_rank(0, "a", 0, DeviceKind::cpu, GpuInfo{})});
   EXPECT_NO_THROW(preflight_memory({Config{"matmul", "fp32", 40000, 1}}, p));
