@@ -70,11 +70,13 @@ double tolerance(const std::string& p) {
   // fp32: each term is good to a few ulps of itself (the GPU's MUFU.RSQ to
   // 2^-22.9, cubed: <= 4e-7 of the metric even if all errors aligned), and
   // each rounding of the sum is at most an ulp of a partial sum, itself at
-  // most the metric's denominator. The GPU kernel sums per 128-body tile,
-  // then tiles; emulating that at n = 262144 (4194304) gives errors up to
-  // 1.2e-6 (2.5e-6), where one plain running sum would give 1e-5 (5e-4).
-  // 2e-5 keeps a wide margin, while dropping one 128-body tile at n = 262144
-  // costs a random body 2e-4 (median; 90% of bodies over 1e-4).
+  // most the metric's denominator. The GPU kernel sums per tile (128 or 512
+  // bodies, nbody_launch.hpp), then tiles; emulating 128-body tiles at
+  // n = 262144 (4194304) gives errors up to 1.2e-6 (2.5e-6), where one plain
+  // running sum would give 1e-5 (5e-4), and the H100 measured 5.4e-7 with
+  // 512-body tiles at n = 262144. 2e-5 keeps a wide margin, while dropping
+  // one 128-body tile at n = 262144 costs a random body 2e-4 (median; 90% of
+  // bodies over 1e-4).
   // fp64: the same analysis at u = 2^-53, leaving a wide margin.
   if (p == "fp32") return 2e-5;
   if (p == "fp64") return 1e-12;
