@@ -60,8 +60,9 @@ otherwise.
 
 The run contexts are compared first. A different device kind (device.used),
 GPU model (gpus[].name) or GPU count (len(gpus)) is an error; differences in
-driver, CUDA runtime, cuBLAS, mpsbench version and commit, MPI, settings and
-sharing modes are listed as notes in the report header. Host names are not
+the GPUs' other fields, driver, CUDA runtime, cuBLAS, mpsbench version and
+commit, MPI, settings and sharing modes are listed as notes in the report
+header. Host names are not
 compared."""
 
 COMPARE_EPILOG = """\
@@ -179,12 +180,13 @@ def run(args: argparse.Namespace) -> int:
             print(path)
     elif args.command == "compare":
         from .compare import compare, render_comparison
+        from .context import differs_from_base
         rule = Rule(args.threshold, args.alpha, args.max_cv, args.min_samples)
         result = compare(load_results([args.base]), load_results([args.new]), rule,
                          allow_context_mismatch=args.allow_context_mismatch)
         for d in result.context:
             if d.mismatch:
-                print(f"{PROG}: warning: {args.new}: run context differs from BASE: {d.describe()} "
+                print(f"{PROG}: warning: {args.new}: {differs_from_base([d])} "
                       f"(compared anyway: --allow-context-mismatch)", file=sys.stderr)
         failures = result.gate_failures(allow_missing=args.allow_missing, fail_on_noisy=args.fail_on_noisy)
         _emit(render_comparison(result, "table", args.base, args.new, failures), None)

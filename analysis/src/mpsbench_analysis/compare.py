@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .context import ContextDifference, context_differences, describe_device
+from .context import ContextDifference, context_differences, describe_device, differs_from_base
 from .errors import AnalysisError
 from .loader import KEY, ResultSet
 from .summary import GROUP, gain_table, sort_rows
@@ -51,8 +51,7 @@ class Comparison:
     @property
     def noisy(self) -> int:
         """NOISY verdicts, throughput and MPS gain."""
-        gains = int((self.gains["verdict"] == NOISY).sum()) if not self.gains.empty else 0
-        return int((self.results["verdict"] == NOISY).sum()) + gains
+        return int((self.results["verdict"] == NOISY).sum() + (self.gains["verdict"] == NOISY).sum())
 
     def gate_failures(self, allow_missing: bool = False, fail_on_noisy: bool = False) -> list[str]:
         """Why the gate fails (exit 1), one phrase per reason; empty when it passes."""
@@ -120,8 +119,8 @@ def _check_context(diffs: list[ContextDifference], new_name: str, allow: bool) -
     bad = [d for d in diffs if d.mismatch]
     if bad and not allow:
         raise AnalysisError(
-            "run context differs from BASE: " + "; ".join(d.describe() for d in bad)
-            + " (comparing them is meaningless; --allow-context-mismatch compares anyway)", new_name)
+            differs_from_base(bad) + " (comparing them is meaningless; --allow-context-mismatch compares anyway)",
+            new_name)
 
 
 def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule(),

@@ -74,25 +74,26 @@ def _sweep_modes(ctx: dict[str, Any]) -> Any:
     return sweep.get("modes") if isinstance(sweep, dict) else None
 
 
-# (field as shown, how to read it, mismatch?) in the order they are reported.
-_FIELDS: list[tuple[str, Callable[[dict[str, Any]], Any], bool]] = [
-    ("device.used", lambda c: _get(c, "device.used"), True),
-    ("gpus[].name", _per_gpu("name"), True),
-    ("len(gpus)", lambda c: len(c.get("gpus", [])), True),
-    ("gpus[].sm_count", _per_gpu("sm_count"), False),
-    ("gpus[].memory_total_bytes", _per_gpu("memory_total_bytes"), False),
-    ("gpus[].compute_mode", _per_gpu("compute_mode"), False),
-    ("gpus[].sm_clock_peak_khz", _per_gpu("sm_clock_peak_khz"), False),
-    ("cuda.driver_version", lambda c: _get(c, "cuda.driver_version"), False),
-    ("cuda.runtime_version", lambda c: _get(c, "cuda.runtime_version"), False),
-    ("cuda.cublas_version", lambda c: _get(c, "cuda.cublas_version"), False),
-    ("version", lambda c: c.get("version"), False),
-    ("git_commit", _commit, False),
-    ("mpi.library_version", lambda c: _get(c, "mpi.library_version"), False),
-    ("mpi.world_size", lambda c: _get(c, "mpi.world_size"), False),
-    ("settings.min_time_s", lambda c: _get(c, "settings.min_time_s"), False),
-    ("settings.repetitions", lambda c: _get(c, "settings.repetitions"), False),
-    ("settings.seed", lambda c: _get(c, "settings.seed"), False),
+# (field as shown, how to read it) in the order they are reported; a reader of
+# None reads the field at that dotted path.
+_FIELDS: list[tuple[str, Callable[[dict[str, Any]], Any] | None]] = [
+    ("device.used", None),
+    ("gpus[].name", _per_gpu("name")),
+    ("len(gpus)", lambda c: len(c.get("gpus", []))),
+    ("gpus[].sm_count", _per_gpu("sm_count")),
+    ("gpus[].memory_total_bytes", _per_gpu("memory_total_bytes")),
+    ("gpus[].compute_mode", _per_gpu("compute_mode")),
+    ("gpus[].sm_clock_peak_khz", _per_gpu("sm_clock_peak_khz")),
+    ("cuda.driver_version", None),
+    ("cuda.runtime_version", None),
+    ("cuda.cublas_version", None),
+    ("version", None),
+    ("git_commit", _commit),
+    ("mpi.library_version", None),
+    ("mpi.world_size", None),
+    ("settings.min_time_s", None),
+    ("settings.repetitions", None),
+    ("settings.seed", None),
 ]
 
 
@@ -105,15 +106,20 @@ def context_differences(base: dict[str, Any], new: dict[str, Any]) -> list[Conte
     """
     fields = list(_FIELDS)
     if _sweep_modes(base) is not None or _sweep_modes(new) is not None:
-        fields.append(("sweep.modes", _sweep_modes, False))
+        fields.append(("sweep.modes", _sweep_modes))
     else:
-        fields.append(("mode_requested", lambda c: c.get("mode_requested"), False))
+        fields.append(("mode_requested", None))
     out = []
-    for name, read, mismatch in fields:
-        b, n = read(base), read(new)
+    for name, read in fields:
+        b, n = (read(base), read(new)) if read else (_get(base, name), _get(new, name))
         if b != n:
-            out.append(ContextDifference(name, _show(b), _show(n), mismatch))
+            out.append(ContextDifference(name, _show(b), _show(n), name in MISMATCH_FIELDS))
     return sorted(out, key=lambda d: not d.mismatch)
+
+
+def differs_from_base(diffs: list[ContextDifference]) -> str:
+    """'run context differs from BASE: field: BASE x, NEW y; ...' (the error and the warning)."""
+    return "run context differs from BASE: " + "; ".join(d.describe() for d in diffs)
 
 
 def describe_device(ctx: dict[str, Any]) -> str:
