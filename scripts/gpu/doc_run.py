@@ -6,7 +6,6 @@ standard library only. Process discovery is the sweep's (harness/sweep)."""
 import os
 import queue
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -19,36 +18,14 @@ from mpsbench_sweep import procs  # noqa: E402
 from doc_blocks import build_script  # noqa: E402
 
 
-def session_members(sid, exclude):
-    """Live (not zombie) processes of session `sid`, but `exclude`."""
-    members = []
-    for pid in procs.all_pids():
-        if pid == exclude:
-            continue
-        st = procs.stat(pid)
-        if st is not None and st[2] == sid and st[0] not in ("Z", "X"):
-            members.append(pid)
-    return members
+def live_members(sid, exclude=None, still=lambda: True):
+    """The live processes of session `sid` but pid `exclude`; none once still() is false."""
+    return lambda: [p for p in procs.session_members(sid) if p.pid != exclude] if still() else []
 
 
-def cmdline(pid):
-    return " ".join(procs.cmdline(pid))[:120] or "?"
-
-
-def stop_members(sid, exclude, grace=5.0):
-    """SIGTERM to every live process of the session but `exclude`, SIGKILL after grace."""
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 2.0)):
-        pids = session_members(sid, exclude)
-        if not pids:
-            return
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except OSError:
-                pass
-        end = time.monotonic() + wait
-        while time.monotonic() < end and session_members(sid, exclude):
-            time.sleep(0.1)
+def stop_members(get_live, grace=5.0):
+    """SIGTERM to what get_live() reports, SIGKILL after grace (the sweep's procs.terminate)."""
+    procs.terminate(get_live, grace, 2.0)
 
 
 class DocRun:
@@ -74,14 +51,16 @@ class DocRun:
             if doc_deadline and now > doc_deadline and not self.timed_out_doc:
                 self.timed_out_doc = True
                 self.say(f"run-doc-commands: document timeout ({self.args.timeout:g} s): stopping it")
-                stop_members(self.proc.pid, exclude=None)
+                stop_members(live_members(self.proc.pid))
                 return
-            if cur is not None and self.args.block_timeout and now - started > self.args.block_timeout \
-                    and not cur.note:
-                cur.note = "timeout"
-                self.say(f"run-doc-commands: block {cur.number} ran past --block-timeout "
-                         f"{self.args.block_timeout:g} s: stopping its commands, going on with the next block")
-                stop_members(self.proc.pid, exclude=self.proc.pid)
+            if cur is not None and self.args.block_timeout and now - started > self.args.block_timeout:
+                if not cur.note:
+                    cur.note = "timeout"
+                    self.say(f"run-doc-commands: block {cur.number} ran past --block-timeout "
+                             f"{self.args.block_timeout:g} s: stopping its commands, going on with the next block")
+                # Every poll while the block lasts: bash goes on with the block's next command.
+                # Nothing once the block has ended, so the next block's commands are never touched.
+                stop_members(live_members(self.proc.pid, exclude=self.proc.pid, still=lambda: self.current is cur))
 
     def say(self, text):
         print(text, flush=True)
@@ -178,12 +157,12 @@ class DocRun:
             self.interrupted = 130
         finally:
             if self.interrupted or self.proc.poll() is None:
-                stop_members(self.proc.pid, exclude=None)
+                stop_members(live_members(self.proc.pid))
             self.proc.wait()
-            left = session_members(self.proc.pid, exclude=None)
+            left = live_members(self.proc.pid)()
             if left:
                 self.say("run-doc-commands: still running after the document ended (started by it, not stopped): " +
-                         ", ".join(f"pid {pid} ({cmdline(pid)})" for pid in left))
+                         ", ".join(f"pid {p.pid} ({p.describe()['cmdline'][:120] or '?'})" for p in left))
             cur = self.current
             if cur is not None and cur.status is None:
                 cur.seconds = time.monotonic() - self.started

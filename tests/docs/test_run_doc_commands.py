@@ -117,6 +117,18 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(blocks[2]["status"], 0)
         self.assertIn("next-block", r.stdout)
 
+    def test_block_timeout_stops_every_later_command_of_that_block(self):
+        # bash goes on with the block's next command after the first is stopped; that one is stopped too.
+        with open(self.doc, "w") as f:
+            f.write("```sh gpu\nsleep 30; sleep 30; sleep 30\n```\n\n```sh gpu\necho next-block\n```\n")
+        start = time.monotonic()
+        r = run(["--block-timeout", "1", "--log-dir", self.logs, self.doc], self.dir)
+        self.assertLess(time.monotonic() - start, 20)
+        blocks = self.summary()
+        self.assertEqual(blocks[1]["note"], "timeout")
+        self.assertEqual(blocks[2]["status"], 0)
+        self.assertIn("next-block", r.stdout)
+
     def test_syntax_error_is_bad_input(self):
         with open(self.doc, "w") as f:
             f.write("```sh gpu\nif true; then echo\n```\n")
