@@ -4,6 +4,11 @@
 
 #include <cublas_v2.h>
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "node_peers.hpp"
+
 namespace mpsb {
 namespace {
 struct Identity {
@@ -31,6 +36,13 @@ void set_error_identity(int world_rank, const std::string& host) {
 
 std::string error_identity() {
   return "rank " + std::to_string(identity().rank) + " on host " + identity().host;
+}
+
+void abort_fatal(const std::string& message) {
+  std::fprintf(stderr, "mpsbench: fatal: %s%s\n", message.c_str(), exited_node_peers_suffix().c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, kExitFatal);
+  std::_Exit(kExitFatal);  // MPI_Abort does not return; this says so to the compiler
 }
 
 namespace {

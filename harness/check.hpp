@@ -25,6 +25,14 @@ class OutOfMemoryError : public FatalError {
   using FatalError::FatalError;
 };
 
+// Exit status of a fatal runtime error or --timeout (MPI_Abort).
+constexpr int kExitFatal = 3;
+
+// Prints "mpsbench: fatal: MESSAGE" plus the processes of this host that had
+// already exited (node_peers.hpp), then takes the whole job down with
+// MPI_Abort(kExitFatal), so no rank is left waiting. Any thread may call it.
+[[noreturn]] void abort_fatal(const std::string& message);
+
 // Set once after MPI_Init so every error message can say where it happened.
 void set_error_identity(int world_rank, const std::string& host);
 // "rank 3 on host gpu01"

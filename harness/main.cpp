@@ -23,7 +23,6 @@
 #include "json_reporter.hpp"
 #include "measure.hpp"
 #include "mpi_context.hpp"
-#include "node_peers.hpp"
 #include "options.hpp"
 #include "placement.hpp"
 #include "plan.hpp"
@@ -40,7 +39,6 @@ namespace {
 
 constexpr int kExitVerificationFailed = 1;
 constexpr int kExitUsage = 2;
-constexpr int kExitFatal = 3;
 
 // Runs `check` on rank 0 only and makes its UsageError everyone's.
 template <typename F>
@@ -294,14 +292,9 @@ int main(int argc, char** argv) {
     if (rank == 0) std::fprintf(stderr, "mpsbench: error: %s\n", e.what());
     exit_code = mpsb::kExitUsage;
   } catch (const mpsb::FatalError& e) {
-    std::fprintf(stderr, "mpsbench: fatal: %s%s\n", e.what(), mpsb::exited_node_peers_suffix().c_str());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, mpsb::kExitFatal);
+    mpsb::abort_fatal(e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mpsbench: fatal: %s: %s%s\n", mpsb::error_identity().c_str(), e.what(),
-                 mpsb::exited_node_peers_suffix().c_str());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, mpsb::kExitFatal);
+    mpsb::abort_fatal(mpsb::error_identity() + ": " + e.what());
   }
   MPI_Finalize();
   return exit_code;

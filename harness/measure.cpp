@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <thread>
 
@@ -11,7 +10,6 @@
 #include "check.hpp"
 #include "clock.hpp"
 #include "fault_injection.hpp"
-#include "node_peers.hpp"
 #include "registry.hpp"
 #include "team.hpp"
 
@@ -209,15 +207,6 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
   return samples;
 }
 
-// A failure on any thread ends the job: the other threads and ranks would
-// otherwise wait at a barrier forever.
-[[noreturn]] void abort_job(const std::string& message) {
-  std::fprintf(stderr, "mpsbench: fatal: %s%s\n", message.c_str(), exited_node_peers_suffix().c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 3);
-  std::abort();
-}
-
 std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placement& placement,
                                   const Config& config, int config_index, const MeasureSettings& settings,
                                   int rank, double offset, std::int64_t* iterations) {
@@ -228,9 +217,11 @@ std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placemen
       samples[static_cast<std::size_t>(i)] = run_instance(team, i, placement, config, config_index, settings, rank,
                                                                 iterations);
     } catch (const FatalError& e) {
-      abort_job(e.what());
+      // A failure on any thread ends the job: the other threads and ranks
+      // would otherwise wait at a barrier forever.
+      abort_fatal(e.what());
     } catch (const std::exception& e) {
-      abort_job(error_identity() + ": " + e.what());
+      abort_fatal(error_identity() + ": " + e.what());
     }
   };
   if (instances == 1) {

@@ -1,9 +1,9 @@
 #include "watchdog.hpp"
 
-#include <mpi.h>
-
 #include <cstdio>
-#include <cstdlib>
+#include <string>
+
+#include "check.hpp"
 
 namespace mpsb {
 
@@ -47,13 +47,12 @@ void Watchdog::watch() {
     }
     if (cv_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ && !stop_ &&
         std::chrono::steady_clock::now() >= deadline_) {
-      std::fprintf(stderr, "mpsbench: fatal: %s exceeded --timeout %g s\n", what_.c_str(), seconds_);
-      std::fflush(stderr);
       // The main thread is stuck by definition; MPI_Abort from here is the
       // only way to take the other ranks down with us (Open MPI and MPICH
       // allow it without MPI_THREAD_MULTIPLE in practice).
-      MPI_Abort(MPI_COMM_WORLD, 3);
-      std::_Exit(3);
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", seconds_);
+      abort_fatal(what_ + " exceeded --timeout " + seconds + " s");
     }
   }
 }
