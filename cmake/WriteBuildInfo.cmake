@@ -5,12 +5,9 @@ set(dirty "false")
 # because such a copy may carry no .git or a stale one (seen: a copy whose
 # .git still pointed at an older commit under the newer files).
 # Only a hex object name is taken: the value is pasted into C++ source.
-set(commit_from_env FALSE)
 if("$ENV{MPSBENCH_GIT_COMMIT}" MATCHES "^[0-9a-fA-F]+$")
   set(commit "$ENV{MPSBENCH_GIT_COMMIT}")
-  set(commit_from_env TRUE)
-endif()
-if(NOT commit_from_env)
+else()
   find_package(Git QUIET)
 endif()
 if(GIT_FOUND)

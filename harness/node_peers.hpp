@@ -3,6 +3,8 @@
 // that were already gone: under MPS the death of one client (kill -9, a
 // crash) faults every other client of the same server, and those report
 // first, so without this line the rank that started it goes unnamed.
+// Assumes the ranks of a host share one process-id namespace (as mpirun's
+// ranks do); ranks in separate containers would all look exited.
 #pragma once
 
 #include <sys/types.h>

@@ -1,4 +1,4 @@
-# ctest build_info_commit_*: WriteBuildInfo.cmake takes the commit named by
+# ctest build_info_commit: WriteBuildInfo.cmake takes the commit named by
 # MPSBENCH_GIT_COMMIT over git's (a tree copied to a GPU node may carry a stale
 # .git), and falls back to git's HEAD without it.
 # Usage: cmake -DSOURCE_DIR=... -DWORK_DIR=... -P build_info_commit.cmake

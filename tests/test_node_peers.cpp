@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "node_peers.hpp"
 
@@ -21,6 +23,21 @@ pid_t spawn_sleeper() {
   return pid;
 }
 
+// Kills and collects the children the test has not collected itself, however
+// it ends (a failed ASSERT returns early), so no sleeper outlives the test.
+struct Children {
+  std::vector<pid_t> uncollected;
+  void collected(pid_t pid) {
+    uncollected.erase(std::remove(uncollected.begin(), uncollected.end(), pid), uncollected.end());
+  }
+  ~Children() {
+    for (const pid_t pid : uncollected) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
 std::string gone(int rank, pid_t pid) {
   return "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ") on this host had already exited";
 }
@@ -28,6 +45,10 @@ std::string gone(int rank, pid_t pid) {
 TEST(NodePeers, NamesPeersThatExitedIncludingZombiesAndNeverItself) {
   const pid_t running = spawn_sleeper();
   const pid_t killed = spawn_sleeper();
+  Children children;
+  for (const pid_t pid : {running, killed}) {
+    if (pid > 0) children.uncollected.push_back(pid);
+  }
   ASSERT_GT(running, 0);
   ASSERT_GT(killed, 0);
   set_node_peers({{0, ::getpid()}, {1, running}, {2, killed}});
@@ -44,9 +65,11 @@ TEST(NodePeers, NamesPeersThatExitedIncludingZombiesAndNeverItself) {
   // Collected: the process id no longer exists.
   ASSERT_EQ(::kill(running, SIGKILL), 0);
   ASSERT_EQ(::waitpid(running, nullptr, 0), running);
+  children.collected(running);
   EXPECT_EQ(exited_node_peers(), gone(1, running) + "; " + gone(2, killed));
 
   ASSERT_EQ(::waitpid(killed, nullptr, 0), killed);
+  children.collected(killed);
   set_node_peers({});
   EXPECT_EQ(exited_node_peers(), "");
 }

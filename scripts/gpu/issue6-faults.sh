@@ -27,7 +27,7 @@ leftovers() {  # what a scenario must not leave behind (zombies are dead: listed
   local procs dirs
   for _ in $(seq 15); do  # ranks killed by MPI_Abort may take a moment to exit
     procs=$(ps -eo pid,stat,comm,args | awk '$2 !~ /^Z/' | grep -E '[n]vidia-cuda-mps|[m]psbench' | grep -v issue6-faults)
-    dirs=$(ls -d /tmp/mpsb-[0-9]* 2>/dev/null)
+    dirs=$(ls -d "${TMPDIR:-/tmp}"/mpsb-* 2>/dev/null)  # MPS pipe/log dirs and the sweep's empty dirs
     [ -z "$procs" ] && [ -z "$dirs" ] && break
     sleep 1
   done

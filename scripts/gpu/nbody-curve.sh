@@ -32,7 +32,7 @@ kill $smi
 build/mpsbench-micro --benchmark_filter=nbody --benchmark_min_time=0.1 --benchmark_out="$out/micro-nbody.json" \
   --benchmark_out_format=json >>"$out/nbody.log" 2>&1
 echo "micro rc=$?"
-awk -F', *' '$1 > 1000 {n++; c += $1; if ($2 > w) w = $2} END {printf "SM clock under load %.0f MHz, peak %.0f W\n", c / n, w}' \
+awk -F', *' '$1 > 1000 {n++; c += $1; if ($2 > w) w = $2} END {if (n) printf "SM clock under load %.0f MHz, peak %.0f W\n", c / n, w; else print "SM clock: no sample under load"}' \
   "$out/clocks.txt"
 python3 scripts/gpu/results_table.py "$out"/nbody-curve.json "$out"/nbody-fp64.json "$out"/nbody-np8.json
 python3 - "$out/micro-nbody.json" <<'PY'

@@ -25,8 +25,12 @@ mpirun -np 1 "$ncu_bin" --clock-control none --kernel-name regex:forces_kernel -
 echo "ncu rc=$?"
 grep -E "issue_stalled_.*per_issue_active.ratio|warps_active.avg.per_cycle_active|issue_active.avg.per_cycle_active|launch__(grid|block|occupancy_limit|registers|waves)|sm__cycles_active.avg |gpc__cycles_elapsed.max|smsp__inst_executed.sum " \
   "$out/ncu.txt" | awk '$NF != "0" && $NF != "0.00"' | head -60
-# The force kernel's SASS (the wide fp32 instance), for instruction counts.
+# The SASS of the first fp32 shape (the one large N runs), for instruction counts
+# and the register-bank model; its mangled name from nbody_launch.hpp's defaults.
+shape() { sed -n "s/^#define MPSB_NBODY_FP32_$1 \([0-9]*\)$/\1/p" kernels/nbody_launch.hpp; }
+kernel="forces_kernelIfLi$(shape THREADS)ELi$(shape BODIES)ELi$(shape UNROLL)ELi$(shape MIN_BLOCKS)E"
 "$cuda_bin/cuobjdump" -sass "$build/mpsbench" 2>/dev/null |
-  awk '/Function :/ {p = 0} /Function : .*forces_kernelIfLi[0-9]+ELi[2-9]/ {p = 1} p' >"$out/sass.txt"
+  awk -v k="$kernel" '/Function :/ {p = index($0, k) > 0} p' >"$out/sass.txt"
+python3 scripts/gpu/sass_banks.py "$out/sass.txt" | head -6
 echo "sass lines: $(wc -l <"$out/sass.txt"); per-opcode counts in the function:"
 grep -oE '^\s+/\*[0-9a-f]+\*/\s+[A-Z][A-Z0-9.]*' "$out/sass.txt" | awk '{print $2}' | sed 's/\..*//' | sort | uniq -c | sort -rn | head -14
