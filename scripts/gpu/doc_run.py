@@ -37,6 +37,7 @@ class DocRun:
         self.transcript_path = os.path.join(log_dir, stem + ".log")
         self.current = None
         self.started = None
+        self.last_ended = None  # number of the last block whose end marker was read from the pipe
         self.proc = None
         self.lock = threading.Lock()
         self.timed_out_doc = False
@@ -59,8 +60,10 @@ class DocRun:
                     self.say(f"run-doc-commands: block {cur.number} ran past --block-timeout "
                              f"{self.args.block_timeout:g} s: stopping its commands, going on with the next block")
                 # Every poll while the block lasts: bash goes on with the block's next command.
-                # Nothing once the block has ended, so the next block's commands are never touched.
-                stop_members(live_members(self.proc.pid, exclude=self.proc.pid, still=lambda: self.current is cur))
+                # Nothing once its end marker has been read, so the next block's commands are never
+                # touched, even while the main loop still works through the block's queued output.
+                stop_members(live_members(self.proc.pid, exclude=self.proc.pid,
+                                          still=lambda: self.current is cur and self.last_ended != cur.number))
 
     def say(self, text):
         print(text, flush=True)
@@ -87,7 +90,12 @@ class DocRun:
 
         def reader():
             for raw in iter(self.proc.stdout.readline, b""):
-                lines.put(raw)
+                line = raw.decode("utf-8", errors="replace").rstrip("\n")
+                m = end.match(line)
+                if m:
+                    with self.lock:
+                        self.last_ended = int(m.group(1))
+                lines.put(line)
             lines.put(None)
 
         # A thread reads, so that a process left behind holding the pipe open (a daemon
@@ -97,7 +105,7 @@ class DocRun:
         try:
             while True:
                 try:
-                    raw = lines.get(timeout=0.25)
+                    line = lines.get(timeout=0.25)
                 except queue.Empty:
                     if self.proc.poll() is None:
                         continue
@@ -107,9 +115,8 @@ class DocRun:
                     self.say("run-doc-commands: bash exited but a process it started still holds its output "
                              "open; not waiting for it")
                     break
-                if raw is None:
+                if line is None:
                     break
-                line = raw.decode("utf-8", errors="replace").rstrip("\n")
                 m = begin.match(line)
                 if m:
                     pending_blank = False
