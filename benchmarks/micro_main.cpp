@@ -21,8 +21,7 @@ namespace mpsb::micro {
 namespace {
 
 constexpr int kExitBenchmarkFailed = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitFatal = 3;
+constexpr int kExitUsage = 2;  // fatal errors: mpsb::kExitFatal (check.hpp), as mpsbench
 
 // One line per kernel, `name key=a,b ...`, so scripts can read it too.
 void print_kernels(std::ostream& out) {
@@ -108,6 +107,6 @@ int main(int argc, char** argv) {
     return mpsb::micro::kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "mpsbench-micro: fatal: " << e.what() << "\n";
-    return mpsb::micro::kExitFatal;
+    return mpsb::kExitFatal;
   }
 }

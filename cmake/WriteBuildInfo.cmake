@@ -6,20 +6,20 @@ set(dirty "false")
 # .git still pointed at an older commit under the newer files).
 # Only a hex object name is taken: the value is pasted into C++ source.
 if("$ENV{MPSBENCH_GIT_COMMIT}" MATCHES "^[0-9a-fA-F]+$")
-  set(commit "$ENV{MPSBENCH_GIT_COMMIT}")
+  set(commit "$ENV{MPSBENCH_GIT_COMMIT}")  # git is not asked: git_dirty stays false
 else()
   find_package(Git QUIET)
-endif()
-if(GIT_FOUND)
-  execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse HEAD
-                  WORKING_DIRECTORY "${SOURCE_DIR}" OUTPUT_VARIABLE out
-                  RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-  if(rc EQUAL 0)
-    set(commit "${out}")
-    execute_process(COMMAND "${GIT_EXECUTABLE}" status --porcelain --untracked-files=no
-                    WORKING_DIRECTORY "${SOURCE_DIR}" OUTPUT_VARIABLE status ERROR_QUIET)
-    if(NOT status STREQUAL "")
-      set(dirty "true")
+  if(GIT_FOUND)
+    execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse HEAD
+                    WORKING_DIRECTORY "${SOURCE_DIR}" OUTPUT_VARIABLE out
+                    RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(rc EQUAL 0)
+      set(commit "${out}")
+      execute_process(COMMAND "${GIT_EXECUTABLE}" status --porcelain --untracked-files=no
+                      WORKING_DIRECTORY "${SOURCE_DIR}" OUTPUT_VARIABLE status ERROR_QUIET)
+      if(NOT status STREQUAL "")
+        set(dirty "true")
+      endif()
     endif()
   endif()
 endif()

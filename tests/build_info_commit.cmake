@@ -20,9 +20,10 @@ if(GIT_FOUND AND EXISTS "${SOURCE_DIR}/.git")
   file(REMOVE "${out}")
   execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=MPSBENCH_GIT_COMMIT
                           "${CMAKE_COMMAND}" "-DSOURCE_DIR=${SOURCE_DIR}" "-DOUTPUT=${out}" -DVERSION=0.0.0
-                          -P "${SOURCE_DIR}/cmake/WriteBuildInfo.cmake")
+                          -P "${SOURCE_DIR}/cmake/WriteBuildInfo.cmake"
+                  RESULT_VARIABLE rc)
   file(READ "${out}" text)
-  if(NOT text MATCHES "return \"${head}\";")
+  if(NOT rc EQUAL 0 OR NOT text MATCHES "return \"${head}\";")
     message(FATAL_ERROR "without MPSBENCH_GIT_COMMIT the commit should be git's HEAD ${head}:\n${text}")
   endif()
 endif()

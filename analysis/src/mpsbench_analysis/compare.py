@@ -185,7 +185,7 @@ def headline(c: Comparison) -> str:
     parts = [f"{counts[v]} {v}" for v in ("SLOWER", "FASTER", "NOISY", "SAME", "FAILED", "RECOVERED")
              if v in counts]
     lost = int((c.results["verified"] == "yes->NO").sum())
-    gain_slower = int((c.gains["verdict"] == SLOWER).sum()) if not c.gains.empty else 0
+    gain_slower = int((c.gains["verdict"] == SLOWER).sum())
     extra = [f"{lost} lost verification"] if lost else []
     extra += [f"{gain_slower} smaller MPS gain"] if gain_slower else []
     status = "REGRESSION" if c.regressions else "no regression"
