@@ -1,12 +1,16 @@
 // On the GPU machine (built by nbody-clock.sh, not by CMake): is the fp32
 // nbody figure at N = 262144 limited by the SM clock? Runs the landed force
-// kernel (first fp32 shape of nbody_launch.hpp, the schedule the suite uses)
-// back to back for SECONDS and, right after each launch, measures the SM
-// clock the GPU really runs at: clock64() cycles over %globaltimer
-// nanoseconds, one 2 ms probe per SM. nvidia-smi reports the requested clock;
-// this one is what the kernel got. Prints one line per 0.5 s window:
-// GFLOP/s of the force kernel alone (20 flops per interaction, CUDA events)
-// and the measured clock, mean and lowest.
+// kernel (first fp32 shape of nbody_launch.hpp, the shape the suite picks at
+// this N) for SECONDS and, right after each launch, measures the clock the
+// SMs run at: clock64() cycles over %globaltimer nanoseconds, a 2 ms probe on
+// every SM, then a synchronization (so launches are ~2 ms apart, and the GPU
+// is busy with the force kernel ~93% of the time). nvidia-smi reports the
+// requested clock; this one is what the SMs got. Prints one line per 0.5 s
+// window: GFLOP/s of the force kernel alone (20 flops per interaction, CUDA
+// events), mean and lowest launch, and the measured clock, mean over the
+// window and lowest launch (each launch's figure is the mean over the SMs).
+// The bodies are uniform in a cube, not make_bodies(): timing does not depend
+// on them, and the probe then needs neither nbody_cpu.cpp nor MPI.
 // Usage: nbody_clock_probe [SECONDS (default 10)]
 #include <cuda_runtime.h>
 
