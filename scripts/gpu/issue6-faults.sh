@@ -27,7 +27,8 @@ leftovers() {  # what a scenario must not leave behind (zombies are dead: listed
   local procs dirs
   for _ in $(seq 15); do  # ranks killed by MPI_Abort may take a moment to exit
     procs=$(ps -eo pid,stat,comm,args | awk '$2 !~ /^Z/' | grep -E '[n]vidia-cuda-mps|[m]psbench' | grep -v issue6-faults)
-    dirs=$(ls -d "${TMPDIR:-/tmp}"/mpsb-* 2>/dev/null)  # MPS pipe/log dirs and the sweep's empty dirs
+    # MPS pipe/log dirs and the sweep's empty dirs; pipe dirs fall back to /tmp under a long $TMPDIR
+    dirs=$(ls -d "${TMPDIR:-/tmp}"/mpsb-* /tmp/mpsb-* 2>/dev/null | sort -u)
     [ -z "$procs" ] && [ -z "$dirs" ] && break
     sleep 1
   done
