@@ -29,6 +29,7 @@
 #include "presets.hpp"
 #include "registry.hpp"
 #include "result.hpp"
+#include "result_files.hpp"
 #include "result_json.hpp"
 #include "resume.hpp"
 #include "sharing.hpp"
@@ -160,6 +161,7 @@ int run(int argc, char** argv) {
     return 0;
   }
 
+  rank0_check(ctx, [&] { check_result_files(opt); });
   if (opt.device != DeviceChoice::cpu) check_thread_percentage_everywhere(ctx);
   const GpuProbe probe = opt.device == DeviceChoice::cpu ? GpuProbe{} : probe_gpus(opt.gpus);
   const DeviceDecision device = decide_device(ctx, opt.device, probe);

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli_values.hpp"
+#include "result_files.hpp"
 #include "result_json.hpp"
 
 namespace mpsb {
@@ -21,9 +22,12 @@ std::string describe(const ojson& value) {
   return text;
 }
 
-// A required member, or a refusal naming its path.
-const ojson& member(const ojson& object, const std::string& key, const std::string& where) {
-  if (!object.is_object() || !object.contains(key)) refuse("the file has no " + where + key);
+// A required member, or a refusal naming its path. The names are plain
+// pointers: a reference parameter bound to a temporary std::string would make
+// GCC 13 (-Wdangling-reference) suspect the returned reference, which points
+// into `object`.
+const ojson& member(const ojson& object, const char* key, const char* where) {
+  if (!object.is_object() || !object.contains(key)) refuse(std::string("the file has no ") + where + key);
   return object.at(key);
 }
 
@@ -36,6 +40,7 @@ void expect_equal(const ojson& found, const ojson& expected, const std::string& 
 }  // namespace
 
 ojson read_results_file(const std::string& path) {
+  check_resume_file(path);
   std::ifstream in(path);
   if (!in) throw UsageError("--resume: cannot read '" + path + "'");
   std::ostringstream text;
@@ -84,7 +89,8 @@ std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_ba
   std::map<std::tuple<std::string, std::string, std::int64_t>, double> out;
   for (const auto& r : slots) {
     if (!r || (*r)["status"] != "ok" || (*r)["ranks_per_gpu"] != 1) continue;
-    const auto& primary = (*r)["aggregate"][(*r)["primary_metric"].get<std::string>()];
+    const std::string metric = (*r)["primary_metric"].get<std::string>();
+    const auto& primary = (*r)["aggregate"][metric];
     out[std::make_tuple((*r)["kernel"].get<std::string>(), (*r)["precision"].get<std::string>(),
                         (*r)["size"].get<std::int64_t>())] = primary["median"].get<double>();
   }

@@ -2,13 +2,22 @@
 // vectors built from the real flags, good values and nasty ones. Whatever the
 // input, parsing must return or throw UsageError, and a rejection must be one
 // line that names something the user typed, so they can find the mistake.
+// The second corpus aims --output and --resume at hostile file targets.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic_file.hpp"
 #include "options.hpp"
 #include "registry.hpp"
+#include "result_files.hpp"
+#include "scratch_dir.hpp"
 
 namespace mpsb {
 namespace {
@@ -106,6 +115,86 @@ TEST(OptionsFuzz, EveryInputParsesOrIsOneLineUsageErrorNamingATokenOfIt) {
   // The corpus must exercise both outcomes, or it tests nothing.
   EXPECT_GT(accepted, 100);
   EXPECT_GT(rejected, 1000);
+}
+
+// What a user or a neighbour in a shared directory can put where the results go.
+struct FileTargets {
+  ScratchDir dir;
+  std::string victim = dir / "victim.json";
+  std::vector<std::string> paths;
+
+  FileTargets() {
+    std::ofstream(victim) << "someone else's file\n";
+    std::ofstream(dir / "earlier.json") << "an earlier run\n";
+    EXPECT_EQ(::mkdir((dir / "directory").c_str(), 0700), 0);
+    EXPECT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+    EXPECT_EQ(::symlink(victim.c_str(), (dir / "link.json").c_str()), 0);
+    EXPECT_EQ(::symlink((dir / "nowhere.json").c_str(), (dir / "dangling.json").c_str()), 0);
+    EXPECT_EQ(::mkdir((dir / "readonly").c_str(), 0500), 0);
+    paths = {dir / "new.json",     dir / "earlier.json",          dir / "directory", dir / "directory/",
+             dir / "fifo",         dir / "link.json",             dir / "dangling.json",
+             dir / "readonly/x.json", dir / "missing-dir/x.json", dir / "victim.json/x.json",
+             "/dev/null",          dir.path().string()};
+  }
+
+  // Nothing that was not a regular file became one, nothing was written through a link.
+  void expect_untouched() const {
+    std::ifstream in(victim);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "someone else's file");
+    EXPECT_TRUE(std::filesystem::is_directory(dir / "directory"));
+    EXPECT_TRUE(is_fifo(dir / "fifo"));
+    EXPECT_TRUE(std::filesystem::is_symlink(dir / "link.json"));
+    EXPECT_TRUE(std::filesystem::is_symlink(dir / "dangling.json"));
+    EXPECT_FALSE(std::filesystem::exists(dir / "nowhere.json"));
+    EXPECT_TRUE(is_char_device("/dev/null"));
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+      EXPECT_NE(entry.path().filename().string().front(), '.') << "temporary left behind: " << entry.path();
+    }
+  }
+};
+
+TEST(OptionsFuzz, HostileFileTargetsAreRefusedInOneLineOrWrittenAsRegularFiles) {
+  FileTargets targets;
+  std::mt19937_64 rng(20261124);
+  auto pick = [&](const std::vector<std::string>& from) {
+    return from[std::uniform_int_distribution<std::size_t>(0, from.size() - 1)(rng)];
+  };
+  int written = 0, refused = 0;
+  for (int n = 0; n < 2000 && !HasFailure(); ++n) {
+    std::vector<std::string> args = {"--device", "cpu"};
+    const int shape = std::uniform_int_distribution<int>(0, 3)(rng);
+    if (shape != 1) args.insert(args.end(), {"--output", pick(targets.paths)});
+    if (shape != 0) args.insert(args.end(), {"--resume", pick(targets.paths)});
+    std::string target;
+    try {
+      const Options options = parse_options(args);
+      check_result_files(options);
+      target = options.output.empty() ? options.resume : options.output;
+    } catch (const UsageError& e) {
+      ++refused;
+      const std::string message = e.what();
+      EXPECT_EQ(message.find('\n'), std::string::npos) << show(args) << ": " << message;
+      EXPECT_TRUE(names_a_token(message, args)) << show(args) << ": " << message;
+      EXPECT_TRUE(message.rfind("--output: ", 0) == 0 || message.rfind("--resume: ", 0) == 0) << message;
+      continue;
+    }
+    // What rank 0 then does with the target (the reporter's first write); a
+    // directory it may not write in is found only here (main reports it as bad input too).
+    try {
+      write_file_atomically(target, "{\"schema\": \"mpsbench-results\"}\n");
+      ++written;
+      struct stat st {};
+      EXPECT_TRUE(::lstat(target.c_str(), &st) == 0 && S_ISREG(st.st_mode)) << show(args);
+    } catch (const std::runtime_error& e) {
+      ++refused;
+      EXPECT_NE(std::string(e.what()).find(target), std::string::npos) << show(args) << ": " << e.what();
+    }
+  }
+  targets.expect_untouched();
+  EXPECT_GT(written, 50);
+  EXPECT_GT(refused, 500);
 }
 
 }  // namespace
