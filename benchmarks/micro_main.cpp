@@ -8,9 +8,12 @@
 
 #include <cstddef>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
+#include "atomic_file.hpp"
 #include "check.hpp"
 #include "kernel_benchmark.hpp"
 #include "micro_device.hpp"
@@ -77,6 +80,24 @@ int run(int argc, char** argv) {
     print_kernels(std::cout);
     return 0;
   }
+  // The library opens --benchmark_out with std::ofstream, which follows a
+  // planted link and truncates a FIFO or device; it gets our unpredictably
+  // named temporary instead (through its descriptor), renamed over PATH at the end.
+  std::unique_ptr<TemporaryFile> out_file;
+  std::string out_flag;
+  std::vector<char*> args(argv, argv + argc);
+  if (!opt.benchmark_out.empty()) {
+    try {
+      out_file = std::make_unique<TemporaryFile>(opt.benchmark_out);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(std::string("--benchmark_out: ") + e.what());
+    }
+    out_flag = "--benchmark_out=/dev/fd/" + std::to_string(out_file->fd());
+    args.push_back(out_flag.data());
+  }
+  args.push_back(nullptr);
+  argc = static_cast<int>(args.size()) - 1;
+  argv = args.data();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kExitUsage;
 
@@ -90,6 +111,7 @@ int run(int argc, char** argv) {
   const std::size_t matched = benchmark::RunSpecifiedBenchmarks();
   benchmarks.release();
   benchmark::Shutdown();
+  if (out_file) out_file->commit();
   // The library has said which filter matched nothing, but exits 0: a typo
   // in a scripted filter must not pass for an empty success.
   if (matched == 0) return kExitUsage;

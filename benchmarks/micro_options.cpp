@@ -68,6 +68,9 @@ MicroOptions parse_micro_options(int* argc, char** argv) {
       parse_sizes(*sizes, opt);
     } else if (auto device = flag_value("--device", &i, *argc, argv)) {
       opt.device = parse_device(*device);
+    } else if (arg.rfind("--benchmark_out=", 0) == 0) {
+      opt.benchmark_out = arg.substr(std::string("--benchmark_out=").size());
+      if (opt.benchmark_out.empty()) throw UsageError("--benchmark_out: empty path");
     } else {
       for (const char* library_flag : {"--benchmark_format", "--benchmark_out_format"}) {
         const std::string prefix = std::string(library_flag) + "=";
@@ -105,6 +108,9 @@ std::string micro_usage_text() {
          "Counters are rates: FLOP/s, bytes/s and <item unit>/s where the kernel counts them.\n"
          "Give --benchmark_min_time as a plain number of seconds (e.g. 0.5): Google\n"
          "Benchmark 1.7 accepts only that form, and 1.8 still does.\n"
+         "\n"
+         "--benchmark_out=PATH replaces an existing regular file at PATH when the run\n"
+         "ends (atomically); a directory, link, FIFO or device there is refused.\n"
          "\n"
          "Exit status: 0 all verified, 1 a benchmark failed (verification or runtime\n"
          "error), 2 bad command line, 3 fatal error.\n"

@@ -21,6 +21,7 @@ struct MicroOptions {
   DeviceRequest device = DeviceRequest::automatic;
   std::vector<std::int64_t> sizes;                                // every kernel; empty: its defaults
   std::map<std::string, std::vector<std::int64_t>> kernel_sizes;  // --sizes=KERNEL=LIST, wins over `sizes`
+  std::string benchmark_out;  // --benchmark_out=PATH, written by us (see micro_main.cpp), not by the library
   bool show_help = false;
   bool list_kernels = false;
 };
