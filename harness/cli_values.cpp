@@ -41,7 +41,7 @@ std::vector<std::int64_t> parse_sizes(const std::string& flag, const std::string
     if (size <= 0) throw UsageError(flag + ": size " + item + " must be positive");
     sizes.push_back(size);
   }
-  return sizes;
+  return unique_in_order(sizes);
 }
 
 }  // namespace mpsb

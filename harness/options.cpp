@@ -34,22 +34,24 @@ double parse_timeout(const std::string& flag, const std::string& text) {
   return value;
 }
 
-const KernelInfo& known_kernel(const std::string& flag, const std::string& name) {
+// A pointer, not a reference: the entry lives in the registry, whatever the
+// lifetime of the arguments (GCC 13's -Wdangling-reference cannot see that).
+const KernelInfo* known_kernel(const std::string& flag, const std::string& name) {
   const KernelInfo* info = find_kernel(name);
   if (info == nullptr) {
     std::string known;
     for (const auto& k : kernel_registry()) known += (known.empty() ? "" : ", ") + k.name;
     throw UsageError(flag + ": unknown kernel '" + name + "' (known: " + known + ")");
   }
-  return *info;
+  return info;
 }
 
 void check_size_limits(const std::string& kernel, const std::vector<std::int64_t>& sizes) {
-  const KernelInfo& info = known_kernel("--size", kernel);
+  const KernelInfo* info = known_kernel("--size", kernel);
   for (auto size : sizes) {
-    if (size > info.max_size) {
+    if (size > info->max_size) {
       throw UsageError("--size: " + std::to_string(size) + " exceeds the largest " + kernel + " size " +
-                       std::to_string(info.max_size));
+                       std::to_string(info->max_size));
     }
   }
 }
@@ -98,13 +100,10 @@ Options parse_options(const std::vector<std::string>& typed) {
       no_value();
       opt.list_presets = true;
     } else if (flag == "--kernel") {
-      opt.kernels.clear();
-      for (const auto& name : split_list(flag, take_value())) {
-        known_kernel(flag, name);
-        opt.kernels.push_back(name);
-      }
+      opt.kernels = unique_in_order(split_list(flag, take_value()));
+      for (const auto& name : opt.kernels) known_kernel(flag, name);
     } else if (flag == "--precision") {
-      opt.precisions = split_list(flag, take_value());
+      opt.precisions = unique_in_order(split_list(flag, take_value()));
     } else if (flag == "--size") {
       const std::string v = take_value();
       if (const auto eq = v.find('='); eq != std::string::npos) {
@@ -119,6 +118,7 @@ Options parse_options(const std::vector<std::string>& typed) {
       for (const auto& item : split_list(flag, take_value())) {
         opt.ranks_per_gpu.push_back(static_cast<int>(parse_integer(flag, item, 1, 1 << 20)));
       }
+      opt.ranks_per_gpu = unique_in_order(opt.ranks_per_gpu);
     } else if (flag == "--device") {
       const std::string v = take_value();
       if (v == "auto") opt.device = DeviceChoice::automatic;
@@ -190,6 +190,9 @@ std::string usage_text() {
          "Measures how well N MPI ranks share the GPUs of their node: every kernel x\n"
          "precision x size x active ranks per GPU, each result verified.\n"
          "\n"
+         "Lists are comma-separated; an item given twice counts once (--gpus excepted:\n"
+         "a GPU listed twice is an error, since the list decides the placement).\n"
+         "\n"
          "  --kernel LIST         kernels to run (default: all; see --list-kernels)\n"
          "  --precision LIST|all  precisions (default: each kernel's defaults; all: every\n"
          "                        precision each kernel supports)\n"
@@ -206,10 +209,15 @@ std::string usage_text() {
          "  --repetitions N       timed windows per configuration (default: 5)\n"
          "  --seed N              random input seed (default: 1)\n"
          "  --output PATH         JSON results (default: mpsbench-DATE-TIME.json, never\n"
-         "                        overwriting an earlier file)\n"
+         "                        overwriting an earlier file). An existing regular\n"
+         "                        file at PATH is replaced (atomically, after every\n"
+         "                        configuration); anything else there (a directory,\n"
+         "                        a symbolic link, a FIFO, a device such as /dev/null)\n"
+         "                        is refused (exit 2)\n"
          "  --timeout SECONDS     abort the job (exit 3) when one configuration takes\n"
          "                        longer (default: 600; 0: no limit)\n"
-         "  --resume FILE         continue the killed run whose results are in FILE:\n"
+         "  --resume FILE         continue the killed run whose results are in FILE (a\n"
+         "                        regular file, not a link):\n"
          "                        keep its finished configurations, run the rest and\n"
          "                        write FILE (or --output) again\n"
          "  --preset NAME         the options of presets/NAME.json in place (flags after\n"

@@ -76,6 +76,17 @@ TEST(Options, RejectionsNameTheBadValue) {
   EXPECT_NE(error_of({"matmul"}).find("unknown option 'matmul'"), std::string::npos);
 }
 
+TEST(Options, ARepeatedListItemCountsOnceInTheOrderGiven) {
+  const Options o = parse({"--kernel", "nbody,matmul,nbody", "--precision", "fp32,fp64,fp32", "--size",
+                           "32,64,32,032", "--size", "matmul=16,16", "--ranks-per-gpu", "2,1,2"});
+  EXPECT_EQ(o.kernels, (std::vector<std::string>{"nbody", "matmul"}));
+  EXPECT_EQ(o.precisions, (std::vector<std::string>{"fp32", "fp64"}));
+  EXPECT_EQ(o.sizes, (std::vector<std::int64_t>{32, 64}));
+  EXPECT_EQ(o.kernel_sizes.at("matmul"), (std::vector<std::int64_t>{16}));
+  EXPECT_EQ(o.ranks_per_gpu, (std::vector<int>{2, 1}));
+  EXPECT_TRUE(parse({"--precision", "all,all"}).all_precisions);
+}
+
 TEST(Options, RejectionMessagesAreOneLine) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"--kernel", "x"}, {"--size", "x"}, {"--device", "x"}, {"--gpus", "-1"}, {"--wat"}}) {

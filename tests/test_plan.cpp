@@ -29,6 +29,14 @@ TEST(Plan, SweepOrderIsKernelPrecisionSizeRanks) {
   EXPECT_EQ(plan[6].precision, "bf16");
 }
 
+TEST(Plan, ARepeatedSizeOrPrecisionIsMeasuredOnce) {
+  const Options o = parse_options({"--kernel", "matmul,matmul", "--precision", "fp32,fp32", "--size", "32,32",
+                                   "--ranks-per-gpu", "1,1"});
+  const auto plan = build_plan(o, DeviceKind::gpu, 1, 1);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].size, 32);
+}
+
 TEST(Plan, DefaultsComeFromTheKernelForTheDevice) {
   Options o;
   o.kernels = {"matmul"};
