@@ -41,6 +41,10 @@ import sys
 from doc_blocks import parse_blocks, parse_ranges, syntax_errors
 from doc_run import DocRun
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))),
+                                "harness", "sweep"))
+from mpsbench_sweep import safe_files  # noqa: E402
+
 
 def summary_table(runs):
     rows = [("doc", "block", "line", "kind", "section", "first line", "status", "seconds")]
@@ -133,7 +137,12 @@ def main(argv=None):
         selected.append((path, mine))
 
     log_dir = os.path.abspath(args.log_dir or datetime.datetime.now().strftime("doc-logs-%Y%m%d-%H%M%S"))
-    os.makedirs(log_dir, exist_ok=True)
+    try:
+        # It holds the script that is then run: nobody else may be able to plant anything in it.
+        safe_files.own_directory(log_dir)
+    except safe_files.UnsafePath as e:
+        print(f"run-doc-commands: error: --log-dir: {e}", file=sys.stderr)
+        return 2
     root = os.path.abspath(args.root)
     token = "@@run-doc-commands-" + secrets.token_hex(6) + "@@"
 

@@ -6,11 +6,12 @@ import shutil
 import sys
 from types import SimpleNamespace
 
-from . import nvsmi
+from . import nvsmi, safe_files
 from .launcher import Launcher, LauncherError
 from .plan import MODES, MPS_MODES, PlanError, client_limit, executable, parse_list, passthrough_options, \
     plan_jobs, preflight
 from .runner import EXIT_INPUT, Runner, say
+from .safe_files import UnsafePath
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -37,7 +38,7 @@ example (one GPU node):
 def _default_output():
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     path, n = f"mpsbench-sweep-{stamp}.json", 2
-    while os.path.exists(path) or os.path.exists(path[:-5] + "-work"):
+    while os.path.lexists(path) or os.path.lexists(path[:-5] + "-work"):
         path, n = f"mpsbench-sweep-{stamp}-{n}.json", n + 1
     return path
 
@@ -91,9 +92,12 @@ def build_parser():
     a("--timeout", type=float, default=3600.0, metavar="S",
       help="longest a job may run before it is killed and the sweep stops with exit 3 (default: %(default)g)")
     a("--output", default=None, metavar="PATH",
-      help="merged results (default: mpsbench-sweep-DATE-TIME.json, never overwriting an earlier file)")
+      help="merged results (default: mpsbench-sweep-DATE-TIME.json, never overwriting an earlier file); an "
+           "existing regular file is replaced, anything else there (a link, a directory, a FIFO, a device) is "
+           "refused")
     a("--workdir", default=None, metavar="DIR",
-      help="part files, job logs, MPS logs, sweep.json (default: OUTPUT without .json, plus -work)")
+      help="part files, job logs, MPS logs, sweep.json (default: OUTPUT without .json, plus -work); created if "
+           "missing, else it must be a directory of yours that no other user can write in")
     a("--keep-parts", action="store_true",
       help="keep each job's part file after a successful merge (default: delete them; logs are kept)")
     return p
@@ -162,13 +166,13 @@ def settings_from(argv):
     if nodes > 1 and any(m in MPS_MODES for m in modes):
         launcher.node_command(["true"], nodes)  # raises when there is no way to reach every node
     output = os.path.abspath(args.output or _default_output())
-    if not os.path.isdir(os.path.dirname(output)):
-        raise PlanError(f"--output: directory {os.path.dirname(output)} does not exist")
     workdir = os.path.abspath(args.workdir or (output[:-5] if output.endswith(".json") else output) + "-work")
-    try:
-        os.makedirs(workdir, exist_ok=True)
-    except OSError as e:
-        raise PlanError(f"--workdir: cannot create {workdir}: {e.strerror}") from e
+    for flag, check, path in (("--output", safe_files.check_target, output), ("--workdir", safe_files.own_directory,
+                                                                               workdir)):
+        try:
+            check(path)
+        except UnsafePath as e:
+            raise PlanError(f"{flag}: {e}") from None
     meta = {"tool": "mpsbench-sweep", "argv": ["mpsbench-sweep"] + list(argv), "modes": modes,
             "ranks_per_gpu": ranks, "qos_percentages": qos, "nodes": nodes, "gpus_per_node": gpus_per_node,
             "gpus_per_node_source": gpus_source, "launcher": launcher.describe(),

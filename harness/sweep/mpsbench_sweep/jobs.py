@@ -51,8 +51,8 @@ def say(message):
 class Tee:
     """Copies a job's stdout and stderr to ours and to its log; keeps its `mpsbench: error/fatal` lines."""
 
-    def __init__(self, proc, log_path):
-        self.log = open(log_path, "w", encoding="utf-8", errors="replace")
+    def __init__(self, proc, log):
+        self.log = log
         self.lock = threading.Lock()
         self.errors = []
         self.threads = [threading.Thread(target=self._pump, args=(stream, out), daemon=True)

@@ -8,9 +8,9 @@ holding everything that finished; `complete` turns true only when every planned
 job ran to its end and every part is complete.
 """
 import json
-import os
 import statistics
-import tempfile
+
+from . import safe_files
 
 MODE_ORDER = ("timeslice", "mps", "mps-qos", "streams")
 
@@ -40,30 +40,8 @@ def merge(parts, sweep, all_jobs_done):
 
 
 def write_atomic(path, doc):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".mpsbench-sweep-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
+    """The document as JSON at path (safe_files.write_atomic: never through a link, never over a non-file)."""
+    safe_files.write_atomic(path, json.dumps(doc, indent=1) + "\n")
 
 
 def si(value, unit):

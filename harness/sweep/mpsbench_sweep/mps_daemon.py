@@ -101,6 +101,10 @@ def describe_foreign(found):
     return ", ".join(f"{f['kind']} pid {f['pid']} (pipe directory {f['pipe_dir'] or 'unknown'})" for f in found)
 
 
+def _not_a_plain_file(path):
+    return os.path.islink(path) or not os.path.isfile(path)
+
+
 class Daemon:
     """One daemon in base_dir/pipe and base_dir/log; base_dir must not exist yet."""
 
@@ -182,8 +186,9 @@ class Daemon:
             return None
         dest = os.path.join(self.log_copy_dir, socket.gethostname())
         try:
-            shutil.copytree(self.log_dir, dest, dirs_exist_ok=True,
-                            ignore=lambda d, names: [n for n in names if not os.path.isfile(os.path.join(d, n))])
+            # Regular files only: a link in the log directory must not pull another file into the copy.
+            shutil.copytree(self.log_dir, dest, dirs_exist_ok=True, symlinks=True,
+                            ignore=lambda d, names: [n for n in names if _not_a_plain_file(os.path.join(d, n))])
         except (OSError, shutil.Error):
             return None
         return dest

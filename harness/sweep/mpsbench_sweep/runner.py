@@ -20,13 +20,14 @@ import tempfile
 import time
 from contextlib import contextmanager
 
-from . import merge, procs
+from . import merge, procs, safe_files
 from .jobs import EXIT_FAILED, EXIT_INPUT, EXIT_OK, EXIT_VERIFY, Interrupted, Stop, Tee, end_session, judge, say
 from .launcher import MPS_VARS
 from .mps_daemon import DEFAULT_PIPE_DIR, DaemonError, answers, describe_foreign, find_foreign
 from .mps_node import Guardian
 from .nvsmi import ServerMemoryPoller
 from .plan import MPS_MODES
+from .safe_files import UnsafePath
 
 SWEEP_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,6 +46,7 @@ class Runner:
         self.guardian_record = None
         self.private_dirs = []
         self.last_doc = None
+        self.write_error = None
 
     def _record(self, job):
         return {"mode": job.mode, "label": job.label(), "ranks_per_gpu": job.ranks_per_gpu,
@@ -107,6 +109,8 @@ class Runner:
             if code == EXIT_OK and any(r["status"] == "verification_failed" for r in self.records):
                 code = EXIT_VERIFY
             self._merge(exit_code=code)
+            if self.write_error and code in (EXIT_OK, EXIT_VERIFY):
+                code = EXIT_FAILED
             self._report(code)
             return code
         finally:
@@ -150,9 +154,11 @@ class Runner:
             if not answers(self.s.control, record["pipe_dir"]):
                 raise Stop(EXIT_FAILED, f"{mode}: the MPS daemon at {record['pipe_dir']} no longer answers")
             return record
-        base = os.path.join(tempfile.gettempdir(), f"mpsb-{os.getpid()}-{secrets.token_hex(4)}")
+        # Unpredictable, and created exclusively with mode 0700 by the guardian (Daemon.start), which
+        # refuses a name that exists already, a planted link included.
+        base = os.path.join(tempfile.gettempdir(), f"mpsb-{os.getpid()}-{secrets.token_hex(8)}")
         if len(base) > 48:  # the daemon puts UNIX sockets inside: paths are limited to 107 bytes
-            base = f"/tmp/mpsb-{os.getpid()}-{secrets.token_hex(4)}"
+            base = f"/tmp/mpsb-{os.getpid()}-{secrets.token_hex(8)}"
         helper = [sys.executable, "-m", "mpsbench_sweep.mps_node", "serve", "--base-dir", base,
                   "--control", self.s.control, "--log-copy-dir", os.path.join(self.s.workdir, f"mps-logs-{mode}"),
                   "--ready-timeout", str(self.s.ready_timeout), "--quit-timeout", str(self.s.quit_timeout),
@@ -229,6 +235,10 @@ class Runner:
     def _run_job(self, job, daemon):
         record = self.records[job.index]
         part = record["part_file"]
+        try:
+            log = safe_files.open_log(part[:-len(".json")] + ".log")
+        except (UnsafePath, OSError) as e:
+            raise Stop(EXIT_FAILED, f"{job.label()}: cannot write the job's log: {e}") from None
         env = self._job_env(job, daemon)
         argv = [self.s.mpsbench] + job.mpsbench_args(part) + self.s.passthrough
         command = self.s.launcher.job_command(argv, job.np, self.s.nodes, env)
@@ -245,7 +255,7 @@ class Runner:
         tee = poller = None
         timed_out = False
         try:
-            tee = Tee(proc, part[:-len(".json")] + ".log")
+            tee = Tee(proc, log)
             poller = ServerMemoryPoller().start() if daemon is not None else None
             proc.wait(timeout=self.s.timeout)
         except subprocess.TimeoutExpired:
@@ -309,10 +319,17 @@ class Runner:
                  if d is not None]
         done = all(r["status"] in ("ok", "verification_failed") for r in self.records)
         sweep = self._sweep_object(exit_code)
-        merge.write_atomic(os.path.join(self.s.workdir, "sweep.json"), sweep)
         doc = merge.merge(parts, sweep, done)
+        try:
+            merge.write_atomic(os.path.join(self.s.workdir, "sweep.json"), sweep)
+            if doc is not None:
+                merge.write_atomic(self.s.output, doc)
+        except (UnsafePath, OSError) as e:
+            # Checked before the first job; something was put there since. Go on: the parts are kept.
+            if self.write_error is None:
+                say(f"error: cannot write the results: {e}")
+            self.write_error = str(e)
         if doc is not None:
-            merge.write_atomic(self.s.output, doc)
             self.last_doc = doc
         return doc
 
@@ -322,6 +339,9 @@ class Runner:
         if doc is None:
             say(f"no results to keep ({ran} of {len(self.records)} jobs started); job records in "
                 f"{os.path.join(self.s.workdir, 'sweep.json')}")
+        elif self.write_error:
+            say(f"{len(doc['results'])} results from {ran} of {len(self.records)} jobs could not be written to "
+                f"{self.s.output}; the jobs' part files are kept in {self.s.workdir}")
         else:
             say(f"{len(doc['results'])} results from {ran} of {len(self.records)} jobs in {self.s.output} "
                 f"(complete: {'yes' if doc['complete'] else 'no'}); logs in {self.s.workdir}")
