@@ -22,15 +22,12 @@ SIGKILLed) the same way.
 import argparse
 import json
 import os
-import queue
 import signal
 import socket
-import subprocess
 import sys
-import threading
-import time
 
 from .mps_daemon import Daemon, DaemonError, describe_foreign, find_foreign
+from .node_channel import NodeChannel
 
 
 class _Stop(Exception):
@@ -106,49 +103,20 @@ def main(argv=None):
     return serve(args) if args.action == "serve" else cleanup(args)
 
 
-class Guardian:
+class Guardian(NodeChannel):
     """The sweep's side of `serve`: one guardian per node, reached through one launcher process."""
 
-    def __init__(self, command, env, nodes):
-        self.command, self.env, self.nodes = command, env, nodes
-        self.proc = None
-        self.events = queue.Queue()
-        self.ready, self.failed, self.stopped = [], [], []
+    @property
+    def ready(self):
+        return self.seen("ready")
 
-    def launch(self):
-        self.proc = subprocess.Popen(self.command, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, start_new_session=True)
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            try:
-                event = json.loads(line)
-                event["event"] + event["host"]
-            except (ValueError, KeyError, TypeError):
-                sys.stderr.write(line)  # launcher noise
-                continue
-            self.events.put(event)
-        self.events.put(None)  # end of output
-
-    def _collect(self, wanted, count, timeout):
-        deadline = time.monotonic() + timeout
-        eof = False
-        while not eof and len(getattr(self, wanted)) < count and time.monotonic() < deadline:
-            if wanted == "ready" and self.failed:
-                break
-            try:
-                event = self.events.get(timeout=max(0.01, min(0.5, deadline - time.monotonic())))
-            except queue.Empty:
-                continue
-            if event is None:
-                eof = True
-            else:
-                getattr(self, event["event"], []).append(event)
+    @property
+    def failed(self):
+        return self.seen("failed")
 
     def wait_ready(self, timeout):
         """Raises DaemonError unless every node reported ready."""
-        self._collect("ready", self.nodes, timeout)
+        self.wait_for("ready", self.nodes, timeout, abort_on=("failed",))
         if self.failed:
             raise DaemonError("; ".join(f"{e['host']}: {e['error']}" for e in self.failed))
         if len(self.ready) < self.nodes:
@@ -160,31 +128,18 @@ class Guardian:
         terminated, which makes it clean up too)."""
         if self.proc is None:
             return []
-        try:
-            self.proc.stdin.write("stop\n")
-            self.proc.stdin.flush()
-            self.proc.stdin.close()
-        except (BrokenPipeError, OSError, ValueError):
-            pass
+        self.send("stop")
+        self.close_input()
         if len(self.ready) + len(self.failed) < self.nodes:
-            self._signal(signal.SIGTERM)  # a guardian still starting reads no input: interrupt it
-        self._collect("stopped", self.nodes, timeout)  # ends early when the launcher's output ends
+            self.signal(signal.SIGTERM)  # a guardian still starting reads no input: interrupt it
+        self.wait_for("stopped", self.nodes, timeout)  # ends early when the launcher's output ends
         for sig, wait in ((None, 5), (signal.SIGTERM, timeout), (signal.SIGKILL, 5)):
             if sig is not None:
-                self._signal(sig)
-            try:
-                self.proc.wait(timeout=wait)
+                self.signal(sig)
+            if self.wait_exit(wait):
                 break
-            except subprocess.TimeoutExpired:
-                continue
-        self._collect("stopped", self.nodes, 1.0)
-        return [e["report"] for e in self.stopped]
-
-    def _signal(self, sig):
-        try:
-            os.killpg(self.proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self.wait_for("stopped", self.nodes, 1.0)
+        return [e["report"] for e in self.seen("stopped")]
 
 
 if __name__ == "__main__":
