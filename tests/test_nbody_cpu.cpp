@@ -312,9 +312,10 @@ TEST(Schedule, OneFullWaveOnAnH100) {
 TEST(Schedule, KernelIndexingEmulatedOnTheCpuGivesTheRightAccelerations) {
   // The force and integrate kernels' index arithmetic, run on the host in
   // float: partial sums per slot, then added in slot order.
-  for (const auto& [n, sms, threads, bodies] :
+  for (const auto& [n_case, sms, threads, bodies] :
        {std::tuple{1000, 3, 128, 4}, std::tuple{1000, 7, 128, 1}, std::tuple{129, 2, 128, 2},
         std::tuple{3000, 1, 128, 4}, std::tuple{2100, 2, 512, 4}, std::tuple{1100, 3, 256, 2}}) {
+    const int n = n_case;  // a plain variable: lambdas may capture it in C++17 (a structured binding: C++20)
     const Schedule s = plan_schedule(n, sms, std::vector<ShapeOption>{{threads, bodies, 2}});
     Step<float> step(n);
     std::vector<float> partial(static_cast<std::size_t>(4 * n * s.slots), NAN);
