@@ -35,7 +35,7 @@ def _check(value, node, root, path, errors):
     for key in node:
         if key not in IGNORED | {"$ref", "type", "required", "properties", "additionalProperties", "const", "enum",
                                  "minimum", "maximum", "exclusiveMinimum", "items", "minItems", "minLength",
-                                 "pattern", "oneOf", "if", "then", "else"}:
+                                 "pattern", "oneOf", "allOf", "if", "then", "else"}:
             raise ValueError(f"schema keyword {key} at {path} is not supported by schema_check")
     if "type" in node:
         names = node["type"] if isinstance(node["type"], list) else [node["type"]]
@@ -76,6 +76,8 @@ def _check(value, node, root, path, errors):
                 errors.append(f"{path}: unexpected property {name}")
             elif isinstance(node.get("additionalProperties"), dict):
                 _check(item, node["additionalProperties"], root, f"{path}.{name}", errors)
+    for option in node.get("allOf", []):
+        _check(value, option, root, path, errors)
     if "oneOf" in node:
         matches = sum(1 for option in node["oneOf"] if not validate_sub(value, option, root))
         if matches != 1:

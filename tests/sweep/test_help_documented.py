@@ -19,16 +19,21 @@ SECTIONS = ("options:", "optional arguments:")  # Python >= 3.10, older
 
 
 def help_entries(text):
-    """{flag: the entry's whole text} for the options section of argparse's --help output."""
-    entries, current, inside = {}, None, False
+    """{flag: the entry's whole text} for the options sections of argparse's --help output: the main one and
+    each argument group after it (a title line ending in ':'), up to the epilog."""
+    entries, current, inside, started = {}, None, False, False
     for line in text.splitlines():
         if line.strip() in SECTIONS and not line.startswith(" "):
-            inside, current = True, None
+            inside, started, current = True, True, None
+            continue
+        if started and line.endswith(":") and not line.startswith(" "):
+            inside, current = True, None  # an argument group's title
             continue
         if not inside:
             continue
         if not line.strip() or not line.startswith(" "):
-            break  # the section ends at its blank line (the epilog follows)
+            inside = False  # a section ends at its blank line (another group or the epilog follows)
+            continue
         match = ENTRY.match(line)
         if match:
             current = match.group(1)

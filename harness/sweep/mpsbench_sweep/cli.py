@@ -10,6 +10,7 @@ from . import nvsmi, safe_files
 from .launcher import Launcher, LauncherError
 from .plan import MODES, MPS_MODES, PlanError, client_limit, executable, parse_list, passthrough_options, \
     plan_jobs, preflight
+from .app_settings import APP_MODES, APP_ONLY_FLAGS, app_settings, check_app_modes, plan_app_jobs
 from .runner import EXIT_INPUT, Runner, say
 from .safe_files import UnsafePath
 
@@ -53,10 +54,11 @@ def build_parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 usage="%(prog)s [options] [-- MPSBENCH-OPTIONS...]")
     a = p.add_argument
-    a("--modes", default=",".join(MODES), metavar="LIST",
-      help="sharing modes to compare, run in this order (default: %(default)s)")
+    a("--modes", default=None, metavar="LIST",
+      help=f"sharing modes to compare, run in this order (default: {','.join(MODES)}; with --app: "
+           f"{','.join(APP_MODES)})")
     a("--ranks-per-gpu", default="1,2,4,8", metavar="LIST",
-      help="active ranks (streams: instances) per GPU (default: %(default)s)")
+      help="active ranks (streams: instances; --app: copies) per GPU (default: %(default)s)")
     a("--qos-percentages", default=None, metavar="LIST",
       help="mps-qos: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE values, one job per (ranks per GPU, value) "
            "(default: 100/k rounded down for k ranks per GPU)")
@@ -100,6 +102,35 @@ def build_parser():
            "missing, else it must be a directory of yours that no other user can write in")
     a("--keep-parts", action="store_true",
       help="keep each job's part file after a successful merge (default: delete them; logs are kept)")
+    g = p.add_argument_group("farming your own application (instead of mpsbench; harness/sweep/README.md)")
+    a = g.add_argument
+    a("--app", default=None, metavar="'COMMAND ARGS'",
+      help="run this program as k copies per GPU (copy i of a node on GPU i mod G, by UUID in "
+           "CUDA_VISIBLE_DEVICES) for every mode and k; one string, split as a shell would, never run through a "
+           "shell (write sh -c '...' for one); modes timeslice, mps, mps-qos (default: none: mpsbench runs)")
+    a("--app-name", default=None, metavar="NAME",
+      help="its name in the results (default: the program's base name; for an interpreter, the script's)")
+    a("--app-check", default=None, metavar="'COMMAND ARGS'",
+      help="run after each run with MPSBENCH_APP_STDOUT (and MPSBENCH_APP_STDERR) naming that run's output "
+           "files; the run counts only when it exits 0 (checks run after each window, outside the timing) "
+           "(default: none)")
+    a("--app-launcher", default=None, metavar="mpirun|srun|TEMPLATE",
+      help="the command is an MPI program: each run is one whole launch of k x G ranks per node through this "
+           "launcher; each rank sees one GPU, node-local rank mod G (harness/sweep/app-rank-gpu) (default: "
+           "none: separate copies)")
+    a("--min-time", type=float, default=10.0, metavar="S",
+      help="--app: copies start new runs until S seconds have passed; the window ends when the last run "
+           "ends (default: %(default)g)")
+    a("--repetitions", type=int, default=3, metavar="N", help="--app: timed windows per configuration "
+                                                               "(default: %(default)s)")
+    a("--no-warmup", action="store_true",
+      help="--app: no untimed first run per copy before the windows (default: one warm-up run each)")
+    a("--device", choices=("auto", "gpu", "cpu"), default="auto",
+      help="--app: cpu runs the copies as plain processes, timeslice only (tests, CI); auto: gpu when "
+           "nvidia-smi finds one (default: %(default)s)")
+    a("--probe", default=None, metavar="PATH",
+      help="--app: mpsbench-probe, run before each configuration in the copies' environment to verify the MPS "
+           "state per GPU (default: build/mpsbench-probe of this repository, else on PATH)")
     return p
 
 
@@ -133,11 +164,24 @@ def _used_indices(passthrough):
     return None
 
 
+def _app_only_flags_used(args, parser):
+    return [f"--{name.replace('_', '-')}" for name in APP_ONLY_FLAGS + ("min_time", "repetitions")
+            if getattr(args, name) != parser.get_default(name)]
+
+
 def settings_from(argv):
     """Everything the runner needs, or PlanError/LauncherError for input that cannot work."""
     ours, passthrough_args = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
-    args = build_parser().parse_args(ours)
-    modes = parse_list("--modes", args.modes, choices=MODES)
+    parser = build_parser()
+    args = parser.parse_args(ours)
+    if args.app is None:
+        used = _app_only_flags_used(args, parser)
+        if used:
+            raise PlanError(f"{used[0]}: applies to --app only (mpsbench's own options go after --)")
+    elif passthrough_args:
+        raise PlanError("options after -- go to mpsbench; with --app no mpsbench runs")
+    farming = args.app is not None
+    modes = parse_list("--modes", args.modes or ",".join(APP_MODES if farming else MODES), choices=MODES)
     ranks = parse_list("--ranks-per-gpu", args.ranks_per_gpu, low=1, high=4096)
     qos = parse_list("--qos-percentages", args.qos_percentages, low=1, high=100) if args.qos_percentages else None
     if qos and "mps-qos" not in modes:
@@ -152,13 +196,23 @@ def settings_from(argv):
     for flag in ("timeout", "mps_ready_timeout", "mps_quit_timeout", "mps_quit_grace"):
         if not getattr(args, flag) > 0:
             raise PlanError(f"--{flag.replace('_', '-')}: must be positive")
+    device = args.device if farming else passthrough.get("device", "auto")
+    if farming:
+        passthrough["device"] = device
     gpus_per_node, gpus_source = _gpus_per_node(args, passthrough)
-    device = passthrough.get("device", "auto")
     node_gpus = None if device == "cpu" else nvsmi.gpus()
     limit, limit_reason = client_limit(args.mps_client_limit, node_gpus)
     launcher = Launcher(args.launcher, args.node_launcher)
-    jobs = plan_jobs(modes, ranks, qos, nodes, gpus_per_node)
-    mpsbench = args.mpsbench or _default_mpsbench()
+    app = None
+    if farming:
+        app = app_settings(args, nodes, gpus_per_node, node_gpus)
+        device = app.device
+        check_app_modes(modes, device)
+        jobs = plan_app_jobs(modes, ranks, qos, lambda k: k * app.gpus_per_node * nodes)
+        mpsbench = None
+    else:
+        jobs = plan_jobs(modes, ranks, qos, nodes, gpus_per_node)
+        mpsbench = args.mpsbench or _default_mpsbench()
     control = executable(args.mps_control)
     preflight(modes=modes, ranks=ranks, jobs=jobs, device=device, gpus=node_gpus,
               used_gpu_indices=_used_indices(passthrough), limit=limit, limit_reason=limit_reason,
@@ -176,11 +230,14 @@ def settings_from(argv):
     meta = {"tool": "mpsbench-sweep", "argv": ["mpsbench-sweep"] + list(argv), "modes": modes,
             "ranks_per_gpu": ranks, "qos_percentages": qos, "nodes": nodes, "gpus_per_node": gpus_per_node,
             "gpus_per_node_source": gpus_source, "launcher": launcher.describe(),
-            "mpsbench": os.path.abspath(executable(mpsbench)), "mpsbench_options": passthrough_args,
-            "mps_control": control, "mps_client_limit": limit,
+            "mpsbench": os.path.abspath(executable(mpsbench)) if mpsbench else None,
+            "mpsbench_options": passthrough_args, "mps_control": control, "mps_client_limit": limit,
             "node_gpus": node_gpus}
+    if app is not None:
+        meta.update({"app": app.identity, "min_time_s": app.min_time, "repetitions": app.repetitions,
+                     "device": app.device, "probe": app.probe})
     return SimpleNamespace(
-        modes=modes, jobs=jobs, nodes=nodes, launcher=launcher, mpsbench=meta["mpsbench"],
+        modes=modes, jobs=jobs, nodes=nodes, launcher=launcher, mpsbench=meta["mpsbench"], app=app,
         passthrough=passthrough_args, control=control, existing_daemon=args.existing_daemon,
         check_existing=device != "cpu", output=output, workdir=workdir, keep_parts=args.keep_parts,
         timeout=args.timeout, ready_timeout=args.mps_ready_timeout, quit_timeout=args.mps_quit_timeout,

@@ -101,8 +101,9 @@ class Launcher:
     def describe(self):
         return self.spec if self.kind == "template" else f"{self.kind} ({self.program})"
 
-    def job_command(self, program_argv, np, nodes, env):
-        """Full command line for np ranks over nodes nodes running program_argv."""
+    def job_command(self, program_argv, np, nodes, env, export=()):
+        """Full command line for np ranks over nodes nodes running program_argv; `export`: more variables of
+        env that remote Open MPI ranks need (srun exports everything)."""
         npn = -(-np // nodes)
         if self.kind == "template":
             return self._fill(self.spec, np=np, np_per_node=npn, nodes=nodes) + program_argv
@@ -119,7 +120,7 @@ class Launcher:
         if self.open_mpi:
             if nodes > 1:
                 cmd += ["--map-by", f"ppr:{npn}:node"]
-            for var in MPS_VARS:
+            for var in MPS_VARS + tuple(export):
                 if var in env:
                     cmd += ["-x", var]
         return cmd + program_argv

@@ -98,7 +98,7 @@ def table(doc):
     header = ["kernel", "precision", "size", "ranks/gpu"] + [c[2] for c in columns] + [r[0] for r in ratios] + \
              ["verified"]
     lines = [header]
-    for key in sorted(rows, key=lambda k: (order[k[:2]], k[2], k[3])):
+    for key in sorted(rows, key=lambda k: (order[k[:2]], k[2] or 0, k[3])):
         cells = rows[key]
 
         def value(mode, p=None):
@@ -106,7 +106,7 @@ def table(doc):
             # A failed configuration (out of memory) has no aggregate at all.
             return r["aggregate"][r["primary_metric"]]["median"] if r and r.get("status", "ok") == "ok" else None
 
-        line = [key[0], key[1], str(key[2]), str(key[3])]
+        line = [key[0], key[1], "-" if key[2] is None else str(key[2]), str(key[3])]
         for mode, p, _ in columns:
             r = cells.get((mode, p))
             line.append("-" if not r else "FAILED" if r.get("status", "ok") != "ok" else si(value(mode, p), r["primary_unit"]))
@@ -122,7 +122,39 @@ def table(doc):
     if qos and not split_qos:
         notes.append("mps-qos: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per ranks/gpu: " +
                      ", ".join(f"{k}: {next(iter(p))}%" for k, p in sorted(qos.items())))
-    return "\n".join(text + [""] + notes)
+    return "\n".join(text + [""] + notes + app_verdicts(results))
+
+
+def _median(r):
+    return r["aggregate"][r["primary_metric"]]["median"] if r.get("status", "ok") == "ok" else None
+
+
+def app_verdicts(results):
+    """One line per farmed application: its best mode and copies per GPU, runs/hour, and the gains."""
+    lines = []
+    for name in dict.fromkeys(r["precision"] for r in results if r["kernel"] == "app"):
+        mine = [r for r in results if r["kernel"] == "app" and r["precision"] == name]
+        ok = [r for r in mine if _median(r) is not None]
+        if not ok:
+            lines.append(f"verdict: {name}: no configuration completed ({len(mine)} failed)")
+            continue
+        best = max(ok, key=_median)
+        k = best["ranks_per_gpu"]
+        mode = best["mode"] + (f" {best['mps_active_thread_percentage']}%" if best["mode"] == "mps-qos" else "")
+
+        def at(m, copies):
+            return next((_median(r) for r in ok if r["mode"] == m and r["ranks_per_gpu"] == copies), None)
+
+        alone = at("timeslice", 1) or at(best["mode"], 1)
+        timeslice = at("timeslice", k)
+        gains = [f"{_median(best) / alone:.2f}x one copy alone" if alone else "no one-copy run to compare",
+                 f"{_median(best) / timeslice:.2f}x timeslice at {k} per GPU" if timeslice and best["mode"] !=
+                 "timeslice" else None]
+        failed = len(mine) - len(ok)
+        lines.append(f"verdict: {name}: best {mode} at {k} cop{'y' if k == 1 else 'ies'} per GPU, "
+                     f"{_median(best) * 3600:,.0f} runs/hour ({'; '.join(g for g in gains if g)})"
+                     + (f"; {failed} configuration(s) failed" if failed else ""))
+    return [""] + lines if lines else []
 
 
 def _mib(value):

@@ -45,18 +45,25 @@ def gpus():
     return found
 
 
-def mps_server_memory_bytes():
-    """GPU memory of nvidia-cuda-mps-server processes right now (sum over GPUs), None when
-    nvidia-smi is missing or lists no server (e.g. it cannot see processes of the container)."""
+def compute_apps():
+    """[(pid, process name, used GPU memory in bytes)] of the processes using a GPU now, None without
+    nvidia-smi. Under MPS the clients are listed as well as the server (as far as the container sees them)."""
     out = _query(["--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader,nounits"], 5.0)
     if out is None:
         return None
-    total = None
+    apps = []
     for line in out.splitlines():
         fields = [f.strip() for f in line.split(",")]
-        if len(fields) == 3 and fields[1].endswith("nvidia-cuda-mps-server") and fields[2].isdigit():
-            total = (total or 0) + int(fields[2]) * 1024 * 1024  # MiB
-    return total
+        if len(fields) == 3 and fields[0].isdigit() and fields[2].isdigit():
+            apps.append((int(fields[0]), fields[1], int(fields[2]) * 1024 * 1024))  # MiB
+    return apps
+
+
+def mps_server_memory_bytes():
+    """GPU memory of nvidia-cuda-mps-server processes right now (sum over GPUs), None when
+    nvidia-smi is missing or lists no server (e.g. it cannot see processes of the container)."""
+    servers = [used for _, name, used in compute_apps() or [] if name.endswith("nvidia-cuda-mps-server")]
+    return sum(servers) if servers else None
 
 
 class ServerMemoryPoller:

@@ -114,11 +114,11 @@ def executable(path):
 
 def preflight(*, modes, ranks, jobs, device, gpus, used_gpu_indices, limit, limit_reason, mpsbench, control,
               nodes, launcher_kind):
-    """Raises PlanError for a sweep that cannot work."""
-    if executable(mpsbench) is None:
+    """Raises PlanError for a sweep that cannot work. mpsbench is None when an application is farmed (--app)."""
+    if mpsbench is not None and executable(mpsbench) is None:
         raise PlanError(f"--mpsbench: '{mpsbench}' is not an executable file (build it: cmake --build build)")
     mps = [m for m in modes if m in MPS_MODES]
-    if device == "cpu":
+    if device == "cpu" and mpsbench is not None:
         gpu_only = [m for m in modes if m != "streams"]
         if gpu_only:
             raise PlanError(f"--device cpu after --: only --modes streams runs on the CPU device "

@@ -45,6 +45,18 @@ def stat(pid):
         return None
 
 
+def process_group(pid):
+    """The process group of pid, None when the process is gone."""
+    data = _read(pid, "stat")
+    if data is None:
+        return None
+    fields = data[data.rfind(b")") + 2:].split()
+    try:
+        return int(fields[2])
+    except (IndexError, ValueError):
+        return None
+
+
 def environ(pid):
     """The process's initial environment as a dict of bytes, None when unreadable."""
     data = _read(pid, "environ")

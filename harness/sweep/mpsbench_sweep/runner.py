@@ -24,6 +24,8 @@ from . import merge, procs, safe_files
 from .jobs import EXIT_FAILED, EXIT_INPUT, EXIT_OK, EXIT_VERIFY, Interrupted, Stop, Tee, end_session, judge, say
 from .launcher import MPS_VARS
 from .mps_daemon import DEFAULT_PIPE_DIR, DaemonError, answers, describe_foreign, find_foreign
+from .app_context import app_context
+from .app_job import AppJob, farmer_command, part_document, run_dir_for
 from .mps_node import Guardian
 from .nvsmi import ServerMemoryPoller
 from .plan import MPS_MODES
@@ -47,6 +49,7 @@ class Runner:
         self.private_dirs = []
         self.last_doc = None
         self.write_error = None
+        self._app_one_copy = {}  # mode -> runs/s of one copy per GPU: the speedup baseline
 
     def _record(self, job):
         return {"mode": job.mode, "label": job.label(), "ranks_per_gpu": job.ranks_per_gpu,
@@ -88,7 +91,7 @@ class Runner:
                 for mode in dict.fromkeys(j.mode for j in self.s.jobs):
                     daemon = self._start_daemon(mode) if mode in MPS_MODES else None
                     for job in (j for j in self.s.jobs if j.mode == mode):
-                        self._run_job(job, daemon)
+                        (self._run_app_job if self.s.app else self._run_job)(job, daemon)
                     if self.guardian is not None:
                         with self._deferred():
                             problems = self._stop_daemon()
@@ -106,7 +109,7 @@ class Runner:
                 problems = self._cleanup()
             if problems and code in (EXIT_OK, EXIT_VERIFY):
                 code = EXIT_FAILED
-            if code == EXIT_OK and any(r["status"] == "verification_failed" for r in self.records):
+            if code == EXIT_OK and any(r["status"] in ("verification_failed", "run_failed") for r in self.records):
                 code = EXIT_VERIFY
             self._merge(exit_code=code)
             if self.write_error and code in (EXIT_OK, EXIT_VERIFY):
@@ -269,6 +272,58 @@ class Runner:
         judge(job.label(), record, merge.load_part(part), timed_out, self.s.timeout)
         say(f"{job.label()}: {record['status']} in {record['wall_s']:.0f} s")
 
+    def _run_app_job(self, job, daemon):
+        """One configuration of a farmed application (app_job.py); its part file is written here."""
+        record = self.records[job.index]
+        env = self.s.app.farmer_env(self._job_env(job, daemon))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (SWEEP_PACKAGE_DIR, env.get("PYTHONPATH")) if p)
+        command, nodes = farmer_command(self.s.launcher, self.s.nodes, self.s.app.launcher is not None)
+        run = AppJob(self.s, job, env, command, nodes, run_dir_for(self.s.workdir, job))
+        record["command"] = shlex.join(run.spec()["argv"])
+        say(f"[{job.index + 1}/{len(self.s.jobs)}] {job.label()}: {record['command']}")
+        started = time.monotonic()
+        poller = None
+        with self._deferred():
+            self.job_proc = run.launch()
+            record["status"] = "running"
+        try:
+            poller = ServerMemoryPoller().start() if daemon is not None else None
+            run.run()
+        except Interrupted:
+            record["status"] = "interrupted"
+            raise
+        finally:
+            with self._deferred():
+                run.finish()
+                self.job_proc = None
+                self._finish_app_job(record, run, poller, daemon, started)
+        say(f"{job.label()}: {record['status']} in {record['wall_s']:.0f} s"
+            + (f": {record['error']}" if record["error"] else ""))
+
+    def _finish_app_job(self, record, run, poller, daemon, started):
+        record["wall_s"] = round(time.monotonic() - started, 3)
+        if daemon is not None:
+            record["daemon"] = {"started_by_sweep": daemon["started_by_sweep"], "pipe_dir": daemon["pipe_dir"],
+                                "mps_server_memory_bytes": poller.stop() if poller else None}
+        if record["status"] == "interrupted":
+            run.config.fail("interrupted")
+        result = run.config.record(self._app_one_copy.get(run.job.mode))
+        if result["status"] == "ok" and run.job.ranks_per_gpu[0] == 1:
+            self._app_one_copy.setdefault(run.job.mode, result["aggregate"]["item_per_s"]["median"])
+        record["error"] = result["error"]
+        record["copy_memory_bytes"] = result["app"]["gpu_memory_bytes"]
+        if record["status"] != "interrupted":
+            record["status"] = ("run_failed" if result["status"] != "ok" else
+                                "ok" if result["verified"] else "verification_failed")
+        try:
+            merge.write_atomic(record["part_file"], part_document(app_context(self.s, run, result), result))
+        except (UnsafePath, OSError) as e:
+            say(f"error: cannot write {record['part_file']}: {e}")
+        for d in self.private_dirs:
+            shutil.rmtree(d, ignore_errors=True)
+        self.private_dirs = []
+        self._merge()
+
     def _finish_job(self, record, tee, poller, daemon, started):
         proc = self.job_proc
         self._end_job()
@@ -317,7 +372,8 @@ class Runner:
     def _merge(self, exit_code=None):
         parts = [d for d in (merge.load_part(r["part_file"]) for r in self.records if r["status"] != "not_run")
                  if d is not None]
-        done = all(r["status"] in ("ok", "verification_failed") for r in self.records)
+        # A failed application configuration is finished too: its record says why (exit status 1).
+        done = all(r["status"] in ("ok", "verification_failed", "run_failed") for r in self.records)
         sweep = self._sweep_object(exit_code)
         doc = merge.merge(parts, sweep, done)
         try:

@@ -1,0 +1,194 @@
+"""Copies of an application on one node: one warm-up run each, then timed windows of whole runs.
+
+The window protocol (harness/sweep/README.md, "Farming an application"):
+- all copies start together: each copy's thread waits at one barrier, and the
+  window's clock starts when the barrier opens;
+- each copy runs the command again and again, back to back, and starts a new
+  run only while --min-time has not yet passed since that common start;
+- the window ends when the last copy finishes the run it was in when --min-time
+  passed. Whole runs only: no run is ever killed to end a window, so every
+  counted run did its complete work;
+- a run that exits non-zero or is killed by a signal fails the configuration.
+  The other copies' runs are then stopped (SIGTERM to their process groups,
+  SIGKILL after a grace period): nothing more of this configuration will be
+  reported as a measurement, and the sweep goes on with the next one.
+Every run gets its own process group, so stopping a run stops whatever it
+forked; runs stay in the farmer's session, so the sweep's cleanup finds them.
+"""
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import List, Optional
+
+STOP_GRACE_S = 5.0
+STDERR_TAIL_BYTES = 2000
+
+
+@dataclass
+class Copy:
+    index: int                 # node-local copy number
+    gpu_index: Optional[int]   # i mod G on a GPU node, None on the CPU device
+    gpu_uuid: Optional[str]
+    directory: str             # where its runs' stdout and stderr go
+    env: dict = field(default_factory=dict)  # on top of the farmer's environment
+
+
+@dataclass
+class Run:
+    copy: int
+    repetition: int            # 0-based; -1 for the warm-up
+    number: int                # 0-based within the copy and repetition
+    start_s: float             # since the window's common start
+    duration_s: float
+    exit_code: Optional[int]   # None when killed by a signal
+    signal: Optional[int]
+    stdout: str
+    stderr: str
+    stopped: bool = False      # ended by us because another run failed
+    check_exit_code: Optional[int] = None
+
+    @property
+    def succeeded(self):
+        return self.exit_code == 0
+
+    def record(self):
+        return asdict(self)
+
+
+@dataclass
+class Window:
+    repetition: int
+    window_s: float
+    runs: List[Run]
+    failure: Optional[Run]     # the first run that failed, if any
+
+
+def tail(path, limit=STDERR_TAIL_BYTES):
+    """The last lines of a file (at most `limit` bytes), for a failure message."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            data = f.read()
+    except OSError:
+        return ""
+    text = data.decode(errors="replace")
+    return text if len(data) < limit else text.split("\n", 1)[-1]
+
+
+class Farm:
+    """The copies of one configuration on this node."""
+
+    def __init__(self, argv, copies, base_env):
+        self.argv, self.copies, self.base_env = list(argv), copies, dict(base_env)
+        self._lock = threading.Lock()
+        self._running = {}      # copy index -> Popen of its current run
+        self.failed = threading.Event()
+        self.aborted = threading.Event()
+        self.on_start = None    # called with (copy, pid) as each run starts (memory sampling)
+
+    def _env(self, copy):
+        env = dict(self.base_env)
+        env.update(copy.env)
+        return env
+
+    def _start(self, copy, repetition, number):
+        stem = os.path.join(copy.directory, f"r{repetition}-{number}" if repetition >= 0 else "warmup")
+        with open(stem + ".out", "wb") as out, open(stem + ".err", "wb") as err:
+            proc = subprocess.Popen(self.argv, env=self._env(copy), stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=err, process_group=0, close_fds=True)
+        return proc, stem
+
+    def _copy_loop(self, copy, repetition, barrier, clock, deadline_s, runs):
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            return
+        number = 0
+        while not self.failed.is_set() and not self.aborted.is_set():
+            started = time.monotonic()
+            if number > 0 and started - clock[0] >= deadline_s:
+                break
+            with self._lock:
+                if self.failed.is_set() or self.aborted.is_set():
+                    break
+                try:
+                    proc, stem = self._start(copy, repetition, number)
+                except OSError as e:
+                    runs.append(self._unstartable(copy, repetition, number, started - clock[0], e))
+                    self.failed.set()
+                    break
+                self._running[copy.index] = proc
+            if self.on_start is not None:
+                self.on_start(copy, proc.pid)
+            rc = proc.wait()
+            ended = time.monotonic()
+            with self._lock:
+                self._running.pop(copy.index, None)
+                stopped = self.failed.is_set() and rc != 0
+            run = Run(copy.index, repetition, number, round(started - clock[0], 6), round(ended - started, 6),
+                      rc if rc >= 0 else None, -rc if rc < 0 else None, stem + ".out", stem + ".err", stopped)
+            runs.append(run)
+            if not run.succeeded and not stopped:
+                self._fail()
+                break
+            number += 1
+            if repetition < 0:
+                break  # the warm-up is one run per copy
+
+    def _unstartable(self, copy, repetition, number, at, error):
+        stem = os.path.join(copy.directory, f"r{repetition}-{number}" if repetition >= 0 else "warmup")
+        with open(stem + ".err", "w") as f:
+            f.write(f"cannot start {self.argv[0]}: {error.strerror or error}\n")
+        return Run(copy.index, repetition, number, round(at, 6), 0.0, 127, None, stem + ".out", stem + ".err")
+
+    def _fail(self):
+        """A run failed: stop the others (their results would not be reported anyway)."""
+        with self._lock:
+            self.failed.set()
+            running = list(self._running.values())
+        stop_processes(running)
+
+    def abort(self):
+        """From a signal handler's thread: stop every run now."""
+        self.aborted.set()
+        with self._lock:
+            running = list(self._running.values())
+        stop_processes(running)
+
+    def window(self, repetition, min_time_s):
+        """One timed window (repetition >= 0), or the warm-up (-1): every copy's runs, in order."""
+        runs = []
+        per_copy = {c.index: [] for c in self.copies}
+        clock = [0.0]
+        barrier = threading.Barrier(len(self.copies), action=lambda: clock.__setitem__(0, time.monotonic()))
+        threads = [threading.Thread(target=self._copy_loop, args=(c, repetition, barrier, clock, min_time_s,
+                                                                 per_copy[c.index]), daemon=True)
+                   for c in self.copies]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for c in self.copies:
+            runs += per_copy[c.index]
+        ends = [r.start_s + r.duration_s for r in runs]
+        failure = next((r for r in sorted(runs, key=lambda r: r.start_s + r.duration_s)
+                        if not r.succeeded and not r.stopped), None)
+        return Window(repetition, round(max(ends), 6) if ends else 0.0, runs, failure)
+
+
+def stop_processes(procs, grace=STOP_GRACE_S):
+    """SIGTERM to each run's process group, SIGKILL to those still there after the grace period."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for p in procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        deadline = time.monotonic() + grace
+        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+            time.sleep(0.05)

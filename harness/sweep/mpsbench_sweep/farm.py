@@ -1,0 +1,207 @@
+"""The application farmer: runs one configuration's copies on this node, as the sweep tells it.
+
+    python3 -m mpsbench_sweep.farm
+
+The sweep starts one farmer per node (node_channel.py: directly on one node,
+through srun or mpirun on several) in the environment the copies get (the MPS
+variables of the mode). Standard input: first the configuration as one JSON
+line (Spec below), then the commands `warmup`, `window R` (R = 0, 1, ...) and
+`end`, the same lines reaching every node. Standard output: one JSON event
+per step, `{"event": ..., "host": ...}`:
+  probed   the GPUs this node uses (copy i on GPU i mod G of what it sees, by
+           UUID) and, per GPU, what mpsbench-probe saw in the copies' environment
+  failed   this node cannot run the configuration (no probe, too few GPUs)
+  warm     the warm-up runs (one per copy, untimed)
+  window   one timed window: its length, every run, the first failure, and the
+           largest GPU memory each copy used (nvidia-smi, sampled once a second)
+  done     after `end`
+SIGTERM, SIGINT, SIGHUP or the end of input stop every run (process groups:
+SIGTERM, then SIGKILL) before the farmer exits.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+from . import nvsmi, procs
+from .copies import Copy, Farm, tail
+from .probe import ProbeError, run_probe
+
+MEMORY_SAMPLE_S = 1.0
+
+
+class _Stop(Exception):
+    pass
+
+
+def _emit(event, **fields):
+    try:
+        print(json.dumps({"event": event, "host": socket.gethostname(), **fields}), flush=True)
+    except (BrokenPipeError, OSError):
+        pass
+
+
+def _raise_stop(signum, frame):
+    raise _Stop(signum)
+
+
+def choose_gpus(spec):
+    """(the probe's document without restriction, [listing entry of each GPU this node uses], [probe state
+    per GPU in the copies' environment]); ProbeError when impossible."""
+    doc = run_probe(spec["probe"], dict(os.environ))
+    listing = doc["gpus"]
+    wanted = spec["gpus_per_node"]
+    if len(listing) < wanted:
+        raise ProbeError(f"{len(listing)} GPU(s) visible here, {wanted} per node requested")
+    chosen = listing[:wanted]
+    states = []
+    for gpu in chosen:
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu["uuid"])
+        states.append(run_probe(spec["probe"], env)["gpus"][0])
+    return doc, chosen, states
+
+
+def build_copies(spec, gpus, host_dir):
+    copies = []
+    count = spec["copies"]
+    for i in range(count):
+        gpu = gpus[i % len(gpus)] if gpus else None
+        env = {"MPSBENCH_COPY": str(i), "MPSBENCH_COPIES": str(count)}
+        if gpu is not None and spec["pin_gpus"]:
+            env.update({"CUDA_VISIBLE_DEVICES": gpu["uuid"], "MPSBENCH_GPU_UUID": gpu["uuid"],
+                        "MPSBENCH_GPU_INDEX": str(i % len(gpus))})
+        directory = os.path.join(host_dir, f"copy-{i}")
+        os.makedirs(directory, exist_ok=True)
+        copies.append(Copy(i, i % len(gpus) if gpus else None, gpu["uuid"] if gpu else None, directory, env))
+    return copies
+
+
+def check_runs(check, runs, env):
+    """Runs --app-check after each successful run, its stdout file in MPSBENCH_APP_STDOUT."""
+    for run in runs:
+        if not run.succeeded:
+            continue
+        check_env = dict(env, MPSBENCH_APP_STDOUT=run.stdout, MPSBENCH_APP_STDERR=run.stderr,
+                         MPSBENCH_APP_COPY=str(run.copy))
+        try:
+            run.check_exit_code = subprocess.run(check, env=check_env, stdin=subprocess.DEVNULL,
+                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        except OSError:
+            run.check_exit_code = 127
+
+
+def keep_only_useful_outputs(runs):
+    """Removes the outputs of passed runs but the last of each copy: a long window makes many."""
+    last = {}
+    for run in runs:
+        last[run.copy] = run
+    for run in runs:
+        passed = run.succeeded and run.check_exit_code in (None, 0)
+        if passed and last[run.copy] is not run:
+            for path in (run.stdout, run.stderr):
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+
+class MemorySampler:
+    """The largest GPU memory each copy's processes held at once (nvidia-smi, by process group)."""
+
+    def __init__(self):
+        self.groups = {}       # process group -> copy index
+        self.peak = {}         # copy index -> bytes
+        self._stop = threading.Event()
+        self._thread = None
+
+    def run_started(self, copy, pid):
+        self.groups[pid] = copy.index  # each run leads its own process group
+
+    def start(self):
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self):
+        while not self._stop.wait(MEMORY_SAMPLE_S):
+            apps = nvsmi.compute_apps()
+            if not apps:
+                continue
+            now = {}
+            for pid, _, used in apps:
+                copy = self.groups.get(procs.process_group(pid))
+                if copy is not None:
+                    now[copy] = now.get(copy, 0) + used
+            for copy, used in now.items():
+                self.peak[copy] = max(self.peak.get(copy, 0), used)
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        return {str(k): v for k, v in sorted(self.peak.items())}
+
+
+def _runs_json(runs):
+    out = []
+    for run in runs:
+        record = run.record()
+        if not run.succeeded and not run.stopped:
+            record["stderr_tail"] = tail(run.stderr)
+        out.append(record)
+    return out
+
+
+def serve(stdin=sys.stdin):
+    spec = json.loads(stdin.readline())
+    host_dir = os.path.join(spec["run_dir"], socket.gethostname())
+    os.makedirs(host_dir, exist_ok=True)
+    probe = {}
+    if spec["device"] == "gpu":
+        try:
+            probe, gpus, states = choose_gpus(spec)
+        except ProbeError as e:
+            _emit("failed", error=f"mpsbench-probe: {e}")
+            return 3
+    else:
+        gpus, states = [], []
+    _emit("probed", gpus=gpus, states=states, cuda=probe.get("cuda"),
+          build={k: probe.get(k) for k in ("version", "git_commit", "git_dirty")})
+    farm = Farm(spec["argv"], build_copies(spec, gpus, host_dir), os.environ)
+    try:
+        for line in stdin:
+            command = line.split()
+            if not command or command[0] == "end":
+                break
+            repetition = -1 if command[0] == "warmup" else int(command[1])
+            sampler = MemorySampler()
+            farm.on_start = sampler.run_started
+            sampler.start()
+            window = farm.window(repetition, 0.0 if repetition < 0 else spec["min_time_s"])
+            memory = sampler.stop()
+            if spec.get("check"):
+                check_runs(spec["check"], window.runs, os.environ)
+            keep_only_useful_outputs(window.runs)
+            _emit("warm" if repetition < 0 else "window", repetition=repetition, window_s=window.window_s,
+                  runs=_runs_json(window.runs), memory_bytes=memory)
+    except _Stop:
+        farm.abort()
+        return 143
+    _emit("done")
+    return 0
+
+
+def main():
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, _raise_stop)
+    try:
+        return serve()
+    except _Stop:
+        return 143
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""A farmed application with a known run time and known faults, for the sweep's --app tests.
+
+Each run sleeps --sleep seconds and appends one line to $FAKE_APP_DIR/copies.log:
+"copy=I cuda_visible_devices=V local_rank=L gpu=G"; runs are counted per copy in
+$FAKE_APP_DIR/copy-I.count, so a fault can hit a copy's Nth run:
+  --fail-on-run N    that run prints to stderr and exits 7
+  --signal-on-run N  that run kills itself with SIGKILL
+  --hang-on-run N    that run sleeps for ever (only --timeout ends it)
+  --fail-copy I      the faults hit copy I only (default: every copy)
+It prints "result=ok run=N" on stdout (what the --app-check example looks for).
+"""
+import argparse
+import os
+import signal
+import sys
+import time
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--sleep", type=float, default=0.1)
+    p.add_argument("--fail-on-run", type=int)
+    p.add_argument("--signal-on-run", type=int)
+    p.add_argument("--hang-on-run", type=int)
+    p.add_argument("--fail-copy", type=int)
+    args = p.parse_args()
+    directory = os.environ["FAKE_APP_DIR"]
+    copy = os.environ.get("MPSBENCH_COPY", "-")
+    counter = os.path.join(directory, f"copy-{copy}.{os.environ.get('MPSBENCH_LOCAL_RANK', 'x')}.count")
+    try:
+        with open(counter) as f:
+            run = int(f.read()) + 1
+    except OSError:
+        run = 1
+    with open(counter, "w") as f:
+        f.write(str(run))
+    with open(os.path.join(directory, "copies.log"), "a") as f:
+        f.write(f"copy={copy} cuda_visible_devices={os.environ.get('CUDA_VISIBLE_DEVICES', '-')} "
+                f"local_rank={os.environ.get('MPSBENCH_LOCAL_RANK', '-')} gpu={os.environ.get('MPSBENCH_GPU', '-')} "
+                f"pipe={os.environ.get('CUDA_MPS_PIPE_DIRECTORY', '-')}\n")
+    hit = args.fail_copy is None or str(args.fail_copy) == copy
+    if hit and run == args.fail_on_run:
+        print(f"fake_app: copy {copy} run {run}: simulated failure", file=sys.stderr, flush=True)
+        sys.exit(7)
+    if hit and run == args.signal_on_run:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if hit and run == args.hang_on_run:
+        while True:
+            time.sleep(60)
+    time.sleep(args.sleep)
+    print(f"result=ok run={run}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
