@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# On the GPU machine: build mpsbench-probe and the example applications, then
+# farm each with `mpsbench-sweep --app` at 1, 2, 4 and 8 copies per GPU under
+# timeslice, mps and mps-qos: the small-kernels example, the PyTorch "matrix
+# product, then CPU work" example, and a program this project did not write
+# (numba's own CUDA matrix-product tests, if numba-cuda is installed). Before
+# and after each sweep: no MPS process, no copy and no MPS directory may be
+# left. Usage: farm-apps.sh [MIN_TIME_S] [REPETITIONS] (default 3 and 3).
+# Logs and merged results in $OUT (farm-NAME.json, farm.log, build.log).
+set -uo pipefail
+out=${OUT:-/tmp/mpsbench-out}
+mkdir -p "$out"
+min_time=${1:-3}
+repetitions=${2:-3}
+log=$out/farm.log
+: >"$log"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if ! { cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMPSBENCH_BUILD_TESTS=OFF &&
+       cmake --build build -j "$(nproc)" --target mpsbench mpsbench-probe small-kernels; } >"$out/build.log" 2>&1; then
+  tail -40 "$out/build.log"; exit 1
+fi
+leftovers() {
+  echo "$1: MPS processes $(pgrep -fc '[n]vidia-cuda-mps'), copies $(pgrep -fc '[s]mall-kernels|[t]orch_matmul_cpu|[n]umba.runtests'), MPS directories $(ls -d /tmp/mpsb-* 2>/dev/null | wc -l)" | tee -a "$log"
+}
+farm() {  # NAME SWEEP-ARGS...
+  local name=$1 start
+  shift
+  leftovers "before $name"
+  start=$(date +%s)
+  harness/mpsbench-sweep --output "$out/farm-$name.json" --workdir "/tmp/farm-$name" --ranks-per-gpu 1,2,4,8 \
+    --min-time "$min_time" --repetitions "$repetitions" "$@" >>"$log" 2>&1
+  echo "$name: exit status $? in $(( $(date +%s) - start )) s" | tee -a "$log"
+  leftovers "after $name"
+}
+nvidia-smi --query-gpu=name,uuid,compute_mode,clocks.sm,clocks.max.sm --format=csv | tee -a "$log"
+farm small-kernels --app "build/small-kernels"
+farm torch-matmul-cpu --app "python3 examples/torch_matmul_cpu.py"
+if python3 -c 'import numba.cuda.tests.cudapy.test_matmul' 2>/dev/null; then
+  farm numba-matmul-tests --app "python3 -m numba.runtests numba.cuda.tests.cudapy.test_matmul" \
+    --app-name numba-cuda-matmul-tests --modes timeslice,mps --ranks-per-gpu 1,2,4
+else
+  echo "numba-cuda's tests are not installed: no third-party program farmed" | tee -a "$log"
+fi
+grep -E "^(kernel|app|verdict|mpsbench-sweep: .*(error|failed|FAILED))" "$log"
