@@ -5,15 +5,19 @@
 # product, then CPU work" example, and a program this project did not write
 # (numba's own CUDA matrix-product tests, if numba-cuda is installed). Before
 # and after each sweep: no MPS process, no copy and no MPS directory may be
-# left. Usage: farm-apps.sh [MIN_TIME_S] [REPETITIONS] (default 3 and 3).
+# left. Usage: farm-apps.sh [MIN_TIME_S] [REPETITIONS] [APP...] (default 3, 3 and
+# every app: small-kernels torch third-party).
 # Logs and merged results in $OUT (farm-NAME.json, farm.log, build.log).
 set -uo pipefail
 out=${OUT:-/tmp/mpsbench-out}
 mkdir -p "$out"
 min_time=${1:-3}
 repetitions=${2:-3}
+shift 2 2>/dev/null || shift $#
+apps=("${@:-small-kernels torch third-party}")
+apps=(${apps[*]})
 log=$out/farm.log
-: >"$log"
+touch "$log"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if ! { cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMPSBENCH_BUILD_TESTS=OFF &&
        cmake --build build -j "$(nproc)" --target mpsbench mpsbench-probe small-kernels; } >"$out/build.log" 2>&1; then
@@ -33,12 +37,18 @@ farm() {  # NAME SWEEP-ARGS...
   leftovers "after $name"
 }
 nvidia-smi --query-gpu=name,uuid,compute_mode,clocks.sm,clocks.max.sm --format=csv | tee -a "$log"
-farm small-kernels --app "build/small-kernels"
-farm torch-matmul-cpu --app "python3 examples/torch_matmul_cpu.py"
-if python3 -c 'import numba.cuda.tests.cudapy.test_matmul' 2>/dev/null; then
-  farm numba-matmul-tests --app "python3 -m numba.runtests numba.cuda.tests.cudapy.test_matmul" \
-    --app-name numba-cuda-matmul-tests --modes timeslice,mps --ranks-per-gpu 1,2,4
-else
-  echo "numba-cuda's tests are not installed: no third-party program farmed" | tee -a "$log"
-fi
+for app in "${apps[@]}"; do
+  case $app in
+    small-kernels) farm small-kernels --app "build/small-kernels" --app-check examples/check_output.sh ;;
+    torch) farm torch-matmul-cpu --app "python3 examples/torch_matmul_cpu.py" --app-check examples/check_output.sh ;;
+    third-party)
+      if python3 -c 'import numba.cuda.tests.cudapy.test_matmul' 2>/dev/null; then
+        farm numba-matmul-tests --app "python3 -m numba.runtests numba.cuda.tests.cudapy.test_matmul" \
+          --app-name numba-cuda-matmul-tests --modes timeslice,mps --ranks-per-gpu 1,2,4
+      else
+        echo "numba-cuda's tests are not installed: no third-party program farmed" | tee -a "$log"
+      fi ;;
+    *) echo "farm-apps.sh: unknown app '$app' (small-kernels, torch, third-party)" >&2; exit 2 ;;
+  esac
+done
 grep -E "^(kernel|app|verdict|mpsbench-sweep: .*(error|failed|FAILED))" "$log"
