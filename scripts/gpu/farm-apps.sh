@@ -23,8 +23,11 @@ if ! { cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMPSBENCH_BUILD_TESTS=OFF
        cmake --build build -j "$(nproc)" --target mpsbench mpsbench-probe small-kernels; } >"$out/build.log" 2>&1; then
   tail -40 "$out/build.log"; exit 1
 fi
-leftovers() {
-  echo "$1: MPS processes $(pgrep -fc '[n]vidia-cuda-mps'), copies $(pgrep -fc '[s]mall-kernels|[t]orch_matmul_cpu|[n]umba.runtests'), MPS directories $(ls -d /tmp/mpsb-* 2>/dev/null | wc -l)" | tee -a "$log"
+leftovers() {  # live processes only (an unreaped MPS server zombie has exited), not this script's own line
+  local live
+  live=$(ps -eo stat=,args= | awk '$1 !~ /^Z/' | grep -v farm-apps.sh)
+  echo "$1: MPS processes $(grep -c '[n]vidia-cuda-mps' <<<"$live"), copies $(grep -cE \
+    '[s]mall-kernels|[t]orch_matmul_cpu|[n]umba.runtests' <<<"$live"), MPS directories $(ls -d /tmp/mpsb-* 2>/dev/null | wc -l), zombies $(ps -eo stat= | grep -c '^Z')" | tee -a "$log"
 }
 farm() {  # NAME SWEEP-ARGS...
   local name=$1 start
