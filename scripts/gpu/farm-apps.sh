@@ -3,7 +3,7 @@
 # farm each with `mpsbench-sweep --app` at 1, 2, 4 and 8 copies per GPU under
 # timeslice, mps and mps-qos: the small-kernels example, the PyTorch "matrix
 # product, then CPU work" example, and a program this project did not write
-# (the first of some of numba-cuda's own CUDA test modules that passes alone). Before
+# (PyTorch's FFT micro-benchmark, torch.utils.benchmark.examples.spectral_ops_fuzz_test). Before
 # and after each sweep: no MPS process, no copy and no MPS directory may be
 # left. Usage: farm-apps.sh [MIN_TIME_S] [REPETITIONS] [APP...] (default 3, 3 and
 # every app: small-kernels torch third-party).
@@ -44,19 +44,12 @@ for app in "${apps[@]}"; do
   case $app in
     small-kernels) farm small-kernels --app "build/small-kernels" --app-check examples/check_output.sh ;;
     torch) farm torch-matmul-cpu --app "python3 examples/torch_matmul_cpu.py" --app-check examples/check_output.sh ;;
-    third-party)  # the first of numba-cuda's own test modules that passes alone here
-      third=
-      for module in test_laplace test_montecarlo test_blackscholes test_sm test_matmul; do
-        if timeout 120 python3 -m numba.runtests "numba.cuda.tests.cudapy.$module" >>"$log" 2>&1; then
-          third=$module; break
-        fi
-        echo "numba.cuda.tests.cudapy.$module does not pass alone here (log above)" | tee -a "$log"
-      done
-      if [ -n "$third" ]; then
-        farm "numba-$third" --app "python3 -m numba.runtests numba.cuda.tests.cudapy.$third" \
-          --app-name "numba-cuda-$third" --modes timeslice,mps --ranks-per-gpu 1,2,4
+    third-party)  # PyTorch's own FFT micro-benchmark (it times itself: about 1 s per measurement)
+      if python3 -c 'import torch.utils.benchmark.examples.spectral_ops_fuzz_test' 2>/dev/null; then
+        farm pytorch-fft-bench --app "python3 -m torch.utils.benchmark.examples.spectral_ops_fuzz_test --device cuda --bench fft_real --samples 1" \
+          --app-name pytorch-spectral-ops-bench --modes timeslice,mps --ranks-per-gpu 1,2,4
       else
-        echo "no numba-cuda test module passes here: no third-party program farmed" | tee -a "$log"
+        echo "PyTorch's spectral_ops_fuzz_test is not installed: no third-party program farmed" | tee -a "$log"
       fi ;;
     *) echo "farm-apps.sh: unknown app '$app' (small-kernels, torch, third-party)" >&2; exit 2 ;;
   esac
