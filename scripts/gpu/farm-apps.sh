@@ -2,8 +2,8 @@
 # On the GPU machine: build mpsbench-probe and the example applications, then
 # farm each with `mpsbench-sweep --app` at 1, 2, 4 and 8 copies per GPU under
 # timeslice, mps and mps-qos: the small-kernels example, the PyTorch "matrix
-# product, then CPU work" example, and a program this project did not write
-# (PyTorch's FFT micro-benchmark, torch.utils.benchmark.examples.spectral_ops_fuzz_test). Before
+# product, then CPU work" example, and programs this project did not write (the
+# CUDA toolkit's __nvcc_device_query; PyTorch's FFT micro-benchmark). Before
 # and after each sweep: no MPS process, no copy and no MPS directory may be
 # left. Usage: farm-apps.sh [MIN_TIME_S] [REPETITIONS] [APP...] (default 3, 3 and
 # every app: small-kernels torch third-party).
@@ -44,12 +44,17 @@ for app in "${apps[@]}"; do
   case $app in
     small-kernels) farm small-kernels --app "build/small-kernels" --app-check examples/check_output.sh ;;
     torch) farm torch-matmul-cpu --app "python3 examples/torch_matmul_cpu.py" --app-check examples/check_output.sh ;;
-    third-party)  # PyTorch's own FFT micro-benchmark (it times itself: about 1 s per measurement)
+    third-party)  # NVIDIA's own: the toolkit's device query (a CUDA context, one query); then
+                  # PyTorch's FFT micro-benchmark (it fails on its own with PyTorch 2.11: how that is reported)
+      query=$(dirname "$(command -v nvcc)")/__nvcc_device_query
+      if [ -x "$query" ]; then
+        farm nvcc-device-query --app "$query" --app-name nvcc-device-query --modes timeslice,mps,mps-qos
+      else
+        echo "$query is not there: NVIDIA's device query not farmed" | tee -a "$log"
+      fi
       if python3 -c 'import torch.utils.benchmark.examples.spectral_ops_fuzz_test' 2>/dev/null; then
         farm pytorch-fft-bench --app "python3 -m torch.utils.benchmark.examples.spectral_ops_fuzz_test --device cuda --bench fft_real --samples 1" \
-          --app-name pytorch-spectral-ops-bench --modes timeslice,mps --ranks-per-gpu 1,2,4
-      else
-        echo "PyTorch's spectral_ops_fuzz_test is not installed: no third-party program farmed" | tee -a "$log"
+          --app-name pytorch-spectral-ops-bench --modes timeslice,mps --ranks-per-gpu 1,2
       fi ;;
     *) echo "farm-apps.sh: unknown app '$app' (small-kernels, torch, third-party)" >&2; exit 2 ;;
   esac
