@@ -87,6 +87,34 @@ def result(samples: Sequence[float], kernel: str = "matmul", precision: str = "f
     return out
 
 
+def app_result(samples: Sequence[float], mode: str = "timeslice", ranks_per_gpu: int = 1,
+               name: str = "myapp") -> dict[str, Any]:
+    """A kernel app record as mpsbench-sweep --app writes it (harness/sweep/mpsbench_sweep/app_results.py):
+    no size and no iterations; ``samples`` are completed runs per second, 10 runs per copy and window."""
+    runs = 10 * ranks_per_gpu
+    windows = [runs / s for s in samples]
+    zeros = _summary([0.0] * len(samples))
+    per_run = [w / 10 for w in windows]
+    out = result(samples, mode=mode, ranks_per_gpu=ranks_per_gpu)
+    out.update({
+        "kernel": "app", "precision": name, "size": None, "iterations_per_repetition": None,
+        "work_per_iteration": {"flop": 0, "byte": 0, "items": 1, "item_unit": "run"},
+        "primary_metric": "item_per_s", "primary_unit": "run/s", "window_s": windows,
+        "aggregate": {"flop_per_s": zeros, "byte_per_s": zeros, "item_per_s": _summary(samples)},
+        "speedup_vs_one_rank_per_gpu": None, "max_rel_error": None,
+        "app": {"name": name, "command": ["./" + name], "command_line": "./" + name, "launcher": None,
+                "check": None, "warmup": True, "runs_per_repetition": [runs] * len(samples),
+                "runs_per_hour": statistics.median(samples) * 3600.0, "run_time_s": None, "failed_runs": [],
+                "failed_checks": [], "gpu_memory_bytes": None},
+    })
+    for rank in out["ranks"]:
+        rank.update(iteration_time_s=_summary(per_run), gpu_iteration_time_s=None,
+                    throughput_per_s=1 / statistics.median(per_run), kernel_details={"runs": 10.0 * len(samples)},
+                    verification={"ok": True, "max_rel_error": None, "tolerance": 0, "checked_values": 0,
+                                  "detail": ""})
+    return out
+
+
 def document(results: list[dict[str, Any]], complete: bool = True, **context_args: Any) -> dict[str, Any]:
     return {"schema": "mpsbench-results", "schema_version": 1, "complete": complete,
             "context": context(**context_args), "results": copy.deepcopy(results)}

@@ -241,6 +241,11 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     missing = json.loads(json.dumps(good))
     del missing["results"][0]["primary_metric"]
     text = json.dumps(good, indent=1)
+    nan, ranks, size = (json.loads(text) for _ in range(3))
+    nan["results"][0]["aggregate"]["flop_per_s"]["median"] = float("nan")
+    ranks["results"][0]["ranks"].append(ranks["results"][0]["ranks"][0])
+    size["results"][0]["size"] = 1024.0
+    deep = text.replace('"node1"', "[" * 100000 + "]" * 100000, 1)
     return {
         "malformed": (builder.write(tmp_path / "malformed.json", text.replace(":", "=", 1)), "not valid JSON"),
         "empty": (builder.write(tmp_path / "empty.json", ""), "file is empty"),
@@ -250,10 +255,18 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "missing": (builder.write(tmp_path / "missing.json", missing),
                     "field results[0].primary_metric: required field is missing"),
         "absent": (tmp_path / "absent.json", "cannot read file"),
+        "nan": (builder.write(tmp_path / "nan.json", nan),
+                "field results[0].aggregate.flop_per_s.median: not a finite number (NaN)"),
+        "ranks": (builder.write(tmp_path / "ranks.json", ranks),
+                  "field results[0].ranks: 2 entries, but active_ranks is 1"),
+        "float-size": (builder.write(tmp_path / "size.json", size),
+                       "field results[0].size: expected integer or null, got 1024.0"),
+        "deep": (builder.write(tmp_path / "deep.json", deep), "not valid JSON: nested too deeply"),
     }
 
 
-@pytest.mark.parametrize("kind", ["malformed", "empty", "truncated", "version", "missing", "absent"])
+@pytest.mark.parametrize("kind", ["malformed", "empty", "truncated", "version", "missing", "absent", "nan", "ranks",
+                                  "float-size", "deep"])
 @pytest.mark.parametrize("command", ["summary", "crossover", "plot", "report", "export", "compare-base", "compare-new"])
 def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys, kind: str, command: str) -> None:
     bad, words = _bad_files(tmp_path)[kind]

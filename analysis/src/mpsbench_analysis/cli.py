@@ -15,16 +15,20 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Sequence
 
 from . import __version__
 from .errors import AnalysisError
 from .loader import load_results
+from .safe_write import write_file
 from .tables import FORMATS
 from .verdict import Rule
 
 PROG = "mpsbench-analyze"
+
+#: How every output option treats an existing file (safe_write.py).
+REPLACES = ("an existing regular file is replaced atomically; a symbolic link, FIFO, device or directory "
+            "there is refused")
 
 
 def _fraction(text: str) -> float:
@@ -93,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def formatted(p: argparse.ArgumentParser) -> None:
         p.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
-        p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+        p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output "
+                       f"({REPLACES})")
 
     p = sub.add_parser("summary", help="throughput, MPS gain, speedup, fairness and efficiency per configuration",
                        description="Per kernel, precision and size: aggregate throughput by mode and ranks per "
@@ -105,7 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plot", help="PNG and SVG figures", description="Throughput vs ranks per GPU, MPS-gain "
                        "heatmaps and per-rank iteration times, one figure per kernel and precision.")
     files(p)
-    p.add_argument("--outdir", default="mpsbench-plots", help="directory for the figures (default: %(default)s)")
+    p.add_argument("--outdir", default="mpsbench-plots", help="directory for the figures, created when missing; "
+                   "refused when it is a symbolic link; figures of the same name in it are replaced, but only "
+                   "regular files (default: %(default)s)")
     p.add_argument("--formats", default="png,svg", help="comma list of image formats (default: %(default)s)")
 
     p = sub.add_parser("crossover", help="the size above which MPS stops paying off",
@@ -130,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: 10%%)")
     p.add_argument("--min-samples", type=int, default=3, help="repetitions per side needed for the "
                    "non-overlap rule (default: 3)")
-    p.add_argument("--markdown", metavar="FILE", help="also write a Markdown summary (for a CI job page)")
+    p.add_argument("--markdown", metavar="FILE", help=f"also write a Markdown summary (for a CI job page; "
+                   f"{REPLACES})")
     p.add_argument("--allow-context-mismatch", action="store_true", help="compare runs of a different device "
                    "kind, GPU model or GPU count (a warning instead of exit 2)")
     p.add_argument("--allow-missing", action="store_true", help="pass although configurations of BASE are "
@@ -139,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="one self-contained HTML report")
     files(p)
-    p.add_argument("--output", "-o", default="mpsbench-report.html", help="HTML file (default: %(default)s)")
+    p.add_argument("--output", "-o", default="mpsbench-report.html", help=f"HTML file ({REPLACES}; "
+                   "default: %(default)s)")
     p.add_argument("--threshold", type=_positive_float, default=1.1, help="crossover gain threshold")
 
     p = sub.add_parser("export", help="convert to another benchmark format",
@@ -147,16 +156,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "mean and stddev aggregates (real_time = window / iterations, in ns).")
     files(p)
     p.add_argument("--format", choices=["gbench"], default="gbench", help="target format (default: gbench)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output "
+                   f"({REPLACES})")
     return parser
 
 
 def _emit(text: str, output: str | None) -> None:
     if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise AnalysisError(f"cannot write: {exc.strerror or exc}", output) from None
+        write_file(output, text)
     else:
         sys.stdout.write(text)
 

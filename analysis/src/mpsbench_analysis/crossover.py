@@ -82,6 +82,10 @@ def crossovers(rs: ResultSet, threshold: float = 1.1, ranks: int | None = None,
         have = ", ".join(sorted(set(rs.results["mode_label"])))
         raise AnalysisError(f"no configuration was measured in both mode {mode} and timeslice "
                             f"(modes present: {have})", ", ".join(rs.files))
+    gains = gains[gains["size"].notna()]
+    if gains.empty:
+        raise AnalysisError("no result has a problem size, and a crossover is a size (kernel app results "
+                            "have none)", ", ".join(rs.files))
     out = []
     for (kernel, precision), group in gains.groupby(["kernel", "precision"], sort=False):
         chosen = ranks if ranks is not None else int(group["ranks_per_gpu"].max())

@@ -12,6 +12,7 @@ still compare the right quantity.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .loader import ResultSet, mode_sort_key
@@ -22,7 +23,8 @@ _COUNTERS = {"flop_per_second": "flop_per_s", "bytes_per_second": "byte_per_s", 
 
 
 def benchmark_name(row: Any) -> str:
-    return f"{row['kernel']}/{row['precision']}/{row['size']}/ranks:{row['ranks_per_gpu']}/mode:{row['mode_label']}"
+    size = "" if _missing(row["size"]) else f"{row['size']}/"  # kernel app has none
+    return f"{row['kernel']}/{row['precision']}/{size}ranks:{row['ranks_per_gpu']}/mode:{row['mode_label']}"
 
 
 def _context(rs: ResultSet) -> dict[str, Any]:
@@ -45,6 +47,10 @@ def _context(rs: ResultSet) -> dict[str, Any]:
     }
 
 
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _entries(row: Any, family: int) -> list[dict[str, Any]]:
     name = benchmark_name(row)
     if not row["window_s"]:  # a failed configuration that measured nothing
@@ -53,7 +59,9 @@ def _entries(row: Any, family: int) -> list[dict[str, Any]]:
                  "run_type": "iteration", "repetition_index": 0, "iterations": 0, "real_time": 0.0,
                  "cpu_time": 0.0, "error_occurred": True, "error_message": str(row["error"] or "failed")}]
     n = len(row["window_s"])
-    iterations = int(row["iterations_per_repetition"])
+    # kernel app has no iterations (its copies complete different numbers of runs): a
+    # repetition's entry is then its whole window, and items_per_second its runs/s
+    iterations = 1 if _missing(row["iterations_per_repetition"]) else int(row["iterations_per_repetition"])
     times = [w / iterations * 1e9 for w in row["window_s"]]
     counters = {c: [float(v) for v in row["aggregate"][key]["samples"]] for c, key in _COUNTERS.items()}
     common = {"family_index": family, "per_family_instance_index": 0, "run_name": name, "repetitions": n,

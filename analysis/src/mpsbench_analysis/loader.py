@@ -94,7 +94,8 @@ def result_rows(doc: dict[str, Any], name: str) -> tuple[list[dict[str, Any]], l
         samples = tuple(float(v) for v in primary["samples"])
         row: dict[str, Any] = {
             "file": name, "index": index,
-            "kernel": r["kernel"], "precision": r["precision"], "size": int(r["size"]),
+            # size is null for kernel app (an external application has no problem size)
+            "kernel": r["kernel"], "precision": r["precision"], "size": r["size"],
             "ranks_per_gpu": int(r["ranks_per_gpu"]), "mode": r["mode"], "mode_label": mode_label(r),
             "device": r["device"], "status": r["status"], "error": r["error"],
             "verified": bool(r["verified"]) and ok,
@@ -143,12 +144,19 @@ def result_rows(doc: dict[str, Any], name: str) -> tuple[list[dict[str, Any]], l
     return rows, rank_rows
 
 
+def _sizes_as_written(df: pd.DataFrame) -> None:
+    """Integer sizes stay integers next to kernel app's null ones (pandas would make floats of all)."""
+    if "size" in df and df["size"].isna().any():
+        df["size"] = pd.Series([None if pd.isna(v) else int(v) for v in df["size"]], index=df.index, dtype=object)
+
+
 def _check_duplicates(results: pd.DataFrame) -> None:
     dup = results[results.duplicated(KEY, keep=False)]
     if dup.empty:
         return
     first = dup.iloc[0]
-    same = dup[(dup[KEY] == first[KEY]).all(axis=1)]
+    # tuples, not a column-wise ==, so that two null sizes (kernel app) count as equal
+    same = dup[[tuple(k) == tuple(first[KEY]) for k in dup[KEY].itertuples(index=False)]]
     later = same.iloc[1]
     what = ", ".join(f"{k}={first[k]}" for k in KEY)
     raise AnalysisError(
@@ -193,9 +201,11 @@ def load_results(paths: Iterable[str | Path]) -> ResultSet:
         contexts[name] = doc["context"]
         complete[name] = bool(doc["complete"])
     results = pd.DataFrame(rows)
+    _sizes_as_written(results)
     _check_duplicates(results)
     results["result_id"] = range(len(results))
     ranks = pd.DataFrame(rank_rows)
+    _sizes_as_written(ranks)
     ids = results.set_index(["file", "index"])["result_id"]
     ranks["result_id"] = [ids[(f, i)] for f, i in zip(ranks["file"], ranks["index"])]
     return ResultSet(results=results, ranks=ranks, contexts=contexts, complete=complete)

@@ -8,6 +8,7 @@ this runs on headless machines and in CI.
 
 from __future__ import annotations
 
+import io
 import math
 import random
 import re
@@ -22,6 +23,7 @@ from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from .loader import ResultSet, mode_sort_key  # noqa: E402
+from .safe_write import OutputDirectory  # noqa: E402
 from .summary import gain_table, sort_rows  # noqa: E402
 from .units import prefix_for, prefixed_unit, time_scale  # noqa: E402
 
@@ -41,6 +43,19 @@ def mode_color(label: str, labels: list[str]) -> str:
 
 def _slug(*parts: str) -> str:
     return "_".join(re.sub(r"[^A-Za-z0-9.+-]+", "-", str(p)) for p in parts)
+
+
+def _sizes(df) -> list:
+    """The measured sizes, ascending; None (kernel app, which has no problem size) last."""
+    return sorted(set(df["size"]), key=lambda size: (size is None, size or 0))
+
+
+def _at_size(df, size):
+    return df[df["size"].isna()] if size is None else df[df["size"] == size]
+
+
+def _size_title(size) -> str:
+    return "no problem size" if size is None else f"size {size}"
 
 
 def _facets(n: int, width: float = 4.4, height: float = 3.4) -> tuple[Figure, list]:
@@ -68,11 +83,11 @@ def throughput_figure(rs: ResultSet, kernel: str, precision: str) -> Figure:
     """Aggregate throughput (median, min-max bars) vs ranks per GPU, a line per mode, a facet per size."""
     r = rs.results
     data = r[(r["kernel"] == kernel) & (r["precision"] == precision) & r["throughput"].notna()]
-    sizes = sorted(set(data["size"]))
+    sizes = _sizes(data)
     modes = sorted(set(data["mode_label"]), key=mode_sort_key)
     fig, axes = _facets(len(sizes))
     for ax, size in zip(axes, sizes):
-        at = data[data["size"] == size]
+        at = _at_size(data, size)
         factor, prefix = prefix_for(at["throughput_max"].max())
         unit = at["primary_unit"].iloc[0]
         for mode in modes:
@@ -86,7 +101,7 @@ def throughput_figure(rs: ResultSet, kernel: str, precision: str) -> Figure:
         _rank_axis(ax, sorted(set(at["ranks_per_gpu"])))
         ax.set_ylim(0, 1.1 * at["throughput_max"].max() / factor)
         ax.set_ylabel(f"throughput [{prefixed_unit(prefix, unit)}]")
-        ax.set_title(f"size {size}")
+        ax.set_title(_size_title(size))
         ax.grid(True, alpha=0.3)
     handles, labels = [], []
     for ax in axes:  # a mode may be missing from some sizes
@@ -109,7 +124,7 @@ def gain_figure(rs: ResultSet, kernel: str, precision: str, mode: str = "mps") -
     g = g[(g["kernel"] == kernel) & (g["precision"] == precision)]
     if g.empty:
         return None
-    sizes = sorted(set(g["size"]))
+    sizes = _sizes(g)
     ranks = sorted(set(g["ranks_per_gpu"]))
     grid = np.full((len(sizes), len(ranks)), np.nan)
     for row in g.itertuples(index=False):
@@ -128,7 +143,7 @@ def gain_figure(rs: ResultSet, kernel: str, precision: str, mode: str = "mps") -
                 ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=9,
                         color="white" if strong else "black")
     ax.set_xticks(range(len(ranks)), [str(r) for r in ranks])
-    ax.set_yticks(range(len(sizes)), [str(s) for s in sizes])
+    ax.set_yticks(range(len(sizes)), ["-" if s is None else str(s) for s in sizes])
     ax.set_xlabel("ranks per GPU")
     ax.set_ylabel("problem size")
     fig.colorbar(image, ax=ax, label=f"gain = {mode} / timeslice throughput")
@@ -142,13 +157,13 @@ def rank_time_figure(rs: ResultSet, kernel: str, precision: str) -> Figure:
     a dot per rank (its median), a facet per size; a spread-out box means unfair sharing."""
     ranks = rs.ranks
     data = ranks[(ranks["kernel"] == kernel) & (ranks["precision"] == precision)]
-    sizes = sorted(set(data["size"]))
+    sizes = _sizes(data)
     modes = sorted(set(data["mode_label"]), key=mode_sort_key)
     jitter = random.Random(0)
-    most = max(len(data[data["size"] == s][["ranks_per_gpu", "mode_label"]].drop_duplicates()) for s in sizes)
+    most = max(len(_at_size(data, s)[["ranks_per_gpu", "mode_label"]].drop_duplicates()) for s in sizes)
     fig, axes = _facets(len(sizes), width=max(4.4, 0.6 * most + 1.2), height=3.8)
     for ax, size in zip(axes, sizes):
-        at = data[data["size"] == size]
+        at = _at_size(data, size)
         configs = sort_rows(at[["ranks_per_gpu", "mode_label"]].drop_duplicates(), ["ranks_per_gpu", "mode_label"],
                             "mode_label")
         factor, unit = time_scale(float(np.median([s for t in at["iteration_time_samples_s"] for s in t])))
@@ -169,7 +184,7 @@ def rank_time_figure(rs: ResultSet, kernel: str, precision: str) -> Figure:
         ax.set_xlabel("ranks per GPU" + (" / mode" if len(modes) > 1 else ""))
         ax.set_ylabel(f"time per iteration [{unit}]")
         ax.set_ylim(bottom=0)
-        ax.set_title(f"size {size}")
+        ax.set_title(_size_title(size))
         ax.grid(True, axis="y", alpha=0.3)
     fig.suptitle(f"{kernel} {precision}: per-rank iteration time (box: all ranks x repetitions; dot: a rank's median)",
                  x=0.02, ha="left")
@@ -191,16 +206,19 @@ def all_figures(rs: ResultSet) -> list[tuple[str, Figure]]:
 
 
 def write_plots(rs: ResultSet, outdir: str | Path, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
-    """Saves every figure as each of ``formats`` into ``outdir``; returns the paths."""
-    out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
+    """Saves every figure as each of ``formats`` into ``outdir``; returns the paths.
+
+    ``outdir`` is created when missing; figures are rendered in memory and
+    written through safe_write, which replaces regular files only.
+    """
     written = []
-    for stem, fig in all_figures(rs):
-        try:
-            for fmt in formats:
-                path = out / f"{stem}.{fmt}"
-                fig.savefig(path, dpi=120 if fmt == "png" else None)
-                written.append(path)
-        finally:
-            plt.close(fig)
+    with OutputDirectory(outdir) as out:
+        for stem, fig in all_figures(rs):
+            try:
+                for fmt in formats:
+                    image = io.BytesIO()
+                    fig.savefig(image, format=fmt, dpi=120 if fmt == "png" else None)
+                    written.append(out.write(f"{stem}.{fmt}", image.getvalue()))
+            finally:
+                plt.close(fig)
     return written

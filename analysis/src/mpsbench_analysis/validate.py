@@ -4,6 +4,9 @@ The identity fields (schema, schema_version) are checked before the JSON
 Schema so that a file of another format or version gets that message rather
 than a list of missing fields; schema violations are reported as the single
 best-matching error, named by its field path (``results[3].ranks[0].x``).
+Values are checked as well as shapes: no non-finite number or absurd nesting
+anywhere (json_values.py), integers written as integers, and the counts and
+summaries of each result in agreement (consistency.py).
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import sys
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import jsonschema
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.exceptions import ValidationError, best_match, by_relevance
 
+from .consistency import check_consistency
 from .errors import AnalysisError
+from .json_values import check_values, path_text
 
 SCHEMA_NAME = "mpsbench-results"
 SCHEMA_VERSION = 1
@@ -46,17 +51,18 @@ def _open_world(node: Any) -> Any:
     return node
 
 
+def _is_integer(_checker: Any, instance: Any) -> bool:
+    # jsonschema counts 32.0 as an integer; the writers never write an integer
+    # field as a float, and json.loads keeps the two apart, so a float there
+    # means the file was produced by something else (or edited).
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
 @lru_cache(maxsize=1)
-def _validator() -> jsonschema.Draft7Validator:
-    return jsonschema.Draft7Validator(_open_world(schema()))
-
-
-def _path_text(path: Iterable[Any]) -> str:
-    """``results[3].ranks[0].iteration_time_s`` from a jsonschema path."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+def _validator() -> Any:
+    strict_integers = jsonschema.Draft7Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+    cls = jsonschema.validators.extend(jsonschema.Draft7Validator, type_checker=strict_integers)
+    return cls(_open_world(schema()))
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -66,7 +72,7 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _describe(error: ValidationError) -> tuple[str, str]:
     """(field, message) for a schema violation, phrased for a person."""
-    where = _path_text(error.absolute_path)
+    where = path_text(error.absolute_path)
     if error.validator == "required":
         missing = [name for name in error.validator_value if name not in error.instance]
         name = missing[0] if missing else "?"
@@ -74,7 +80,8 @@ def _describe(error: ValidationError) -> tuple[str, str]:
     if error.validator == "const":
         return where or "(document)", f"expected {_short(error.validator_value)}, got {_short(error.instance)}"
     if error.validator == "type":
-        return where or "(document)", f"expected {error.validator_value}, got {_short(error.instance)}"
+        types = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return where or "(document)", f"expected {' or '.join(map(str, types))}, got {_short(error.instance)}"
     if error.validator == "enum":
         allowed = ", ".join(_short(v) for v in error.validator_value)
         return where or "(document)", f"{_short(error.instance)} is not one of {allowed}"
@@ -82,6 +89,17 @@ def _describe(error: ValidationError) -> tuple[str, str]:
     if len(message) > 160:
         message = message[:157] + "..."
     return where or "(document)", message
+
+
+_relevance = by_relevance()
+
+
+def _preferred(error: ValidationError) -> tuple[bool, Any]:
+    """best_match's order, except that a requirement of an if/then/else comes last: it follows
+    from another field's value (kernel "app" requires "app"), and when that field is missing or
+    wrong itself, its own error is the one to fix."""
+    conditional = any(part in ("then", "else") for part in error.absolute_schema_path)
+    return not conditional, _relevance(error)
 
 
 def _parse(text: str, name: str) -> Any:
@@ -94,6 +112,10 @@ def _parse(text: str, name: str) -> Any:
         truncated = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
         what = "truncated JSON (file ends early)" if truncated else "not valid JSON"
         raise AnalysisError(f"{what}: {exc.msg} (line {exc.lineno}, column {exc.colno})", name) from None
+    except RecursionError:  # the C decoder recurses once per nesting level
+        raise AnalysisError("not valid JSON: nested too deeply", name) from None
+    except ValueError as exc:  # an integer of more digits than int() converts
+        raise AnalysisError(f"not valid JSON: {str(exc).split(':')[0]}", name) from None
 
 
 def load_document(path: str | Path) -> dict[str, Any]:
@@ -115,20 +137,22 @@ def load_document(path: str | Path) -> dict[str, Any]:
     doc = _parse(text, name)
     if not isinstance(doc, dict):
         raise AnalysisError(f"expected a JSON object at the top, got {type(doc).__name__}", name)
+    check_values(doc, name)
     if "schema" not in doc:
         raise AnalysisError("required field is missing (not an mpsbench results file?)", name, "schema")
     if doc["schema"] != SCHEMA_NAME:
         raise AnalysisError(f"expected {SCHEMA_NAME!r}, got {_short(doc['schema'])}", name, "schema")
     if "schema_version" not in doc:
         raise AnalysisError("required field is missing", name, "schema_version")
-    if doc["schema_version"] != SCHEMA_VERSION:
+    if doc["schema_version"] != SCHEMA_VERSION or not _is_integer(None, doc["schema_version"]):  # 1.0 == 1
         raise AnalysisError(
             f"version {_short(doc['schema_version'])} is not supported (this tool reads version {SCHEMA_VERSION})",
             name, "schema_version")
-    error = best_match(_validator().iter_errors(doc))
+    error = best_match(_validator().iter_errors(doc), key=_preferred)
     if error is not None:
         where, message = _describe(error)
         raise AnalysisError(message, name, where)
+    check_consistency(doc, name)
     if not doc["complete"]:
         print(f"mpsbench-analyze: warning: {name}: run is incomplete (complete=false); "
               f"using its {len(doc['results'])} finished results", file=sys.stderr)
