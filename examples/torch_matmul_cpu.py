@@ -3,12 +3,18 @@
 
 Each of --steps steps multiplies two --size x --size fp32 matrices on the GPU
 (TF32 off, so it is real FP32 work), waits for the product, then does a fixed
-amount of CPU work (--cpu-work sorts of a 200,000-element float64 array, about
-10 ms each on a current server core): a program that alternates between the
-GPU and the CPU and leaves the GPU idle while it computes on the host. At the
-end one entry of the last product is checked against a float64 dot product
-on the CPU. Run alone it takes a few seconds, most of them importing PyTorch
-and creating the CUDA context, as such farmed jobs do.
+amount of CPU work (--cpu-work sorts of a 200,000-element float64 array;
+deterministic work, not a sleep, so it slows down when copies share CPU
+cores): a program that alternates between the GPU and the CPU and leaves the
+GPU idle while it computes on the host. At the end one entry of the last
+product is checked against a float64 dot product on the CPU.
+
+Measured on one H100 SXM machine (PyTorch 2.11, CUDA 13.0): an 8192 fp32
+product takes about 23 ms and one sort about 3.5 ms, so a default step is
+about 23 ms on the GPU, then about 21 ms on the CPU (0.57 s for the 10 steps).
+Run alone it takes 5 to 9 s, most of them importing PyTorch, making the
+random inputs and creating the CUDA context, as such farmed jobs do. Limits: three --size x --size fp32 matrices on the device (0.8 GB at
+8192); the check tolerates a relative error of 1e-4.
 
 Output: one line, e.g.
   torch_matmul_cpu: device=cuda size=8192 steps=10 seconds=1.234 result=ok rel_error=1.2e-06
@@ -19,14 +25,16 @@ import sys
 import time
 
 
-def positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
+def integer_from(low):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} must be at least {low}")
+        return value
+    return parse
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -36,10 +44,10 @@ class OneLineParser(argparse.ArgumentParser):
 
 def main(argv=None):
     p = OneLineParser(prog="torch_matmul_cpu", description=__doc__.split("\n")[0])
-    p.add_argument("--size", type=positive, default=8192, help="matrix order (default: %(default)s)")
-    p.add_argument("--steps", type=positive, default=10, help="GPU products, each followed by CPU work "
+    p.add_argument("--size", type=integer_from(1), default=8192, help="matrix order (default: %(default)s)")
+    p.add_argument("--steps", type=integer_from(1), default=10, help="GPU products, each followed by CPU work "
                                                                "(default: %(default)s)")
-    p.add_argument("--cpu-work", type=int, default=3, help="sorts of a 200,000-element array per step "
+    p.add_argument("--cpu-work", type=integer_from(0), default=6, help="sorts of a 200,000-element array per step "
                                                            "(default: %(default)s)")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="where the products run "
                                                                               "(default: %(default)s)")

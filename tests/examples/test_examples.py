@@ -32,6 +32,8 @@ class TorchExample(unittest.TestCase):
     def test_bad_input_one_line_and_exit_2(self):
         for args, expected in ((["--size", "0"], "--size: 0 must be at least 1"),
                                (["--steps", "x"], "--steps: 'x' is not an integer"),
+                               (["--cpu-work", "-1"], "--cpu-work: -1 must be at least 0"),
+                               (["--device", "tpu"], "--device: invalid choice"),
                                (["--bogus"], "unrecognized arguments: --bogus")):
             r = self.run_example(*args)
             self.assertEqual(r.returncode, 2, r.stderr)
@@ -46,21 +48,33 @@ class TorchExample(unittest.TestCase):
 
 
 class CheckScript(unittest.TestCase):
-    def check(self, text):
+    def check(self, text, path=None):
+        """check_output.sh's exit status on a stdout file holding text (None: MPSBENCH_APP_STDOUT unset)."""
         with tempfile.NamedTemporaryFile("w", suffix=".out") as f:
             if text is not None:
                 f.write(text)
                 f.flush()
             env = dict(os.environ)
             env.pop("MPSBENCH_APP_STDOUT", None)
-            if text is not None:
-                env["MPSBENCH_APP_STDOUT"] = f.name
-            return subprocess.run(["sh", CHECK], env=env, capture_output=True, text=True, timeout=30).returncode
+            if text is not None or path is not None:
+                env["MPSBENCH_APP_STDOUT"] = path or f.name
+            r = subprocess.run(["sh", CHECK], env=env, capture_output=True, text=True, timeout=30)
+            if r.returncode == 2:
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            return r.returncode
 
     def test_passes_only_on_result_ok(self):
         self.assertEqual(self.check("small-kernels: launches=1 result=ok mismatches=0\n"), 0)
+        self.assertEqual(self.check("torch_matmul_cpu: device=cuda steps=1 result=ok"), 0)
         self.assertEqual(self.check("small-kernels: launches=1 result=wrong mismatches=3\n"), 1)
+        self.assertEqual(self.check("result=okay\n"), 1)
+        self.assertEqual(self.check(""), 1)
+
+    def test_no_file_to_read_is_exit_2(self):
         self.assertEqual(self.check(None), 2)
+        self.assertEqual(self.check(None, path="/nonexistent-dir/run.out"), 2)
+        with tempfile.TemporaryDirectory() as directory:
+            self.assertEqual(self.check(None, path=directory), 2)
 
 
 if __name__ == "__main__":
