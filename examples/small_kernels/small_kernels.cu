@@ -20,9 +20,10 @@
 // 125 us per launch, of which about 10 us are launch and synchronisation
 // (--steps 1 leaves only those), so 10,000 launches take about 1.25 s alone:
 // long against the ~0.3 s a process needs to create its CUDA context. Other
-// GPUs differ; --launches scales the run. There, 2 / 4 / 8 copies at once
-// took 5.0 / 10.0 / 20.0 s each under time slicing and 1.28 / 2.10 / 3.9 s
-// each under MPS.
+// GPUs differ; --launches scales the run. Farmed there (mpsbench-sweep --app,
+// 2026-11-24), a run took 1.58 s with process start; 2 / 4 / 8 copies at once
+// took 5.4 / 10.7 / 21.3 s each under time slicing and 1.50 / 2.56 / 4.79 s
+// each under MPS (docs/workshop.md, exercise 8).
 // Limits: elements up to 2^26, launches x steps up to 2^62.
 //
 // Output: one line, e.g.
