@@ -22,6 +22,27 @@ std::string verification_text(const Result& r) {
   return "yes";
 }
 
+// Without --max-noise a noise estimate above this is marked all the same.
+constexpr double kNoisyWithoutTarget = 0.02;
+
+std::string percent_text(double fraction) {
+  const double percent = 100 * fraction;
+  return printf_string(percent < 0.1 ? "%.2g%%" : percent < 1 ? "%.2f%%" : "%.1f%%", percent);
+}
+
+// "0.42%", "3.1%!" (above --max-noise, or above 2% without it), "-".
+std::string noise_text(const Result& r) {
+  if (!r.noise.relative) return "-";
+  const bool noisy = r.noise.met ? !*r.noise.met : *r.noise.relative > kNoisyWithoutTarget;
+  return percent_text(*r.noise.relative) + (noisy ? "!" : "");
+}
+
+// "T2": two kept repetitions ran while a GPU was throttled; empty otherwise.
+std::string throttle_text(const Result& r) {
+  if (!r.clocks || r.clocks->affected_repetitions == 0) return "";
+  return "T" + std::to_string(r.clocks->affected_repetitions);
+}
+
 }  // namespace
 
 std::string format_rate(double per_second, const std::string& unit) {
@@ -38,6 +59,8 @@ std::string format_rate(double per_second, const std::string& unit) {
 }
 
 void ConsoleReporter::report_context(const Context& c) {
+  max_noise_ = c.settings.max_noise;
+  clock_threshold_ = c.settings.clock_threshold;
   const auto& pl = c.placement;
   out_ << "mpsbench " << c.version << " (git " << c.git_commit.substr(0, 12) << (c.git_dirty ? "+dirty" : "")
        << ")\n";
@@ -73,8 +96,18 @@ void ConsoleReporter::report_context(const Context& c) {
     out_ << " (the first rank of each GPU runs k instances in k streams; other ranks idle)";
   }
   out_ << "\n";
-  out_ << "  plan: " << planned_ << " configurations, min time " << c.settings.min_time_s << " s x "
-       << c.settings.repetitions << " repetitions\n";
+  out_ << "  plan: " << planned_ << " configurations, warm-up " << c.settings.warmup_time_s << " s, min time "
+       << c.settings.min_time_s << " s x " << c.settings.repetitions;
+  if (c.settings.max_noise) {
+    out_ << "+ repetitions (until noise <= " << percent_text(*c.settings.max_noise) << ", at most "
+         << c.settings.max_time_s.value_or(0) << " s)";
+  } else {
+    out_ << " repetitions";
+  }
+  if (c.settings.discard_throttled) {
+    out_ << ", throttled ones retaken (up to " << c.settings.throttle_retries << ")";
+  }
+  out_ << "\n";
   out_ << "  results: " << results_path_ << "\n" << std::flush;
 }
 
@@ -91,7 +124,10 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
     return;
   }
   out_ << head << format_rate(s.median, unit) << " (min " << format_rate(s.min, unit) << ", cv "
-       << printf_string("%.1f%%", 100 * r.cv) << ")";
+       << printf_string("%.1f%%", 100 * r.cv) << ", noise " << noise_text(r) << ", " << r.repetitions
+       << " reps";
+  if (const std::string t = throttle_text(r); !t.empty()) out_ << ", " << t;
+  out_ << ")";
   if (r.speedup) out_ << ", speedup " << printf_string("%.2f", *r.speedup);
   out_ << ", fairness " << printf_string("%.3f", r.jain_fairness) << ", ";
   if (r.verified) {
@@ -111,19 +147,27 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
 void ConsoleReporter::finish() {
   out_ << "\n";
   char line[200];
-  std::snprintf(line, sizeof line, "%-8s %-14s %8s %9s %20s %8s %8s %8s\n", "kernel", "precision", "size",
-                "ranks/gpu", "aggregate", "speedup", "fairness", "verified");
+  std::snprintf(line, sizeof line, "%-8s %-14s %8s %9s %20s %8s %8s %7s %3s %8s\n", "kernel", "precision", "size",
+                "ranks/gpu", "aggregate", "speedup", "fairness", "noise", "clk", "verified");
   out_ << line;
+  bool throttled = false;
   for (const auto& r : results_) {
     const std::string rate = r.failed() ? "FAILED" : format_rate(r.primary_summary().median, r.primary_unit());
     const std::string fairness = r.failed() ? "-" : printf_string("%.3f", r.jain_fairness);
-    std::snprintf(line, sizeof line, "%-8s %-14s %8lld %9d %20s %8s %8s %8s\n", r.config.kernel.c_str(),
+    const std::string speedup = r.speedup ? printf_string("%.2f", *r.speedup) : "-";
+    const std::string throttle = throttle_text(r);
+    throttled = throttled || !throttle.empty();
+    std::snprintf(line, sizeof line, "%-8s %-14s %8lld %9d %20s %8s %8s %7s %3s %8s\n", r.config.kernel.c_str(),
                   r.config.precision.c_str(), static_cast<long long>(r.config.size), r.config.ranks_per_gpu,
-                  rate.c_str(), r.speedup ? printf_string("%.2f", *r.speedup).c_str() : "-", fairness.c_str(),
+                  rate.c_str(), speedup.c_str(), fairness.c_str(), noise_text(r).c_str(), throttle.c_str(),
                   verification_text(r).c_str());
     out_ << line;
     if (r.failed()) out_ << "  FAILED: " << r.error << "\n";
   }
+  out_ << "noise: relative standard error of the median aggregate (! above "
+       << (max_noise_ ? "--max-noise " + percent_text(*max_noise_) : std::string("2%, no --max-noise given"))
+       << "); clk Tn: n repetitions ran while a GPU was throttled (power or thermal event, or SM clock below "
+       << percent_text(clock_threshold_) << " of its maximum)" << (throttled ? "" : ", none here") << "\n";
   int failed = 0, unverified = 0;
   for (const auto& r : results_) {
     failed += r.failed() ? 1 : 0;

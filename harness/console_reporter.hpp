@@ -2,6 +2,7 @@
 // a final table.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ class ConsoleReporter final : public Reporter {
   std::string results_path_;
   int planned_;
   std::vector<Result> results_;
+  std::optional<double> max_noise_;  // from the context, for the legend
+  double clock_threshold_ = 0.9;
 };
 
 // "48.2 TFLOP/s", "3.10 G interaction/s"

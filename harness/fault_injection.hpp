@@ -1,12 +1,14 @@
 // Opt-in fault injection for the reliability tests: MPSBENCH_FAULT makes one
-// rank crash, run out of memory or hang in one configuration, so the tests can
-// drive every failure path on a machine without a GPU. Unset, it costs one
-// comparison per configuration.
+// rank crash, run out of memory, hang or see a throttled GPU in one
+// configuration, so the tests can drive every failure path on a machine
+// without a GPU. Unset, it costs one comparison per configuration.
 //
 //   MPSBENCH_FAULT=KIND:rank=R:config=K
 //     abort  rank R calls abort() after its workload setup in configuration K
 //     oom    rank R's workload setup throws OutOfMemoryError, as cudaMalloc would
 //     hang   rank R sleeps forever inside the timed loop of configuration K
+//     throttle  rank R reports every repetition of configuration K as
+//            throttled, as its GPU clock sampler would (on any device)
 // K is 1-based, as in the progress line. A rank idle in K is not affected.
 #pragma once
 
@@ -14,7 +16,7 @@
 
 namespace mpsb {
 
-enum class FaultKind { none, abort, oom, hang };
+enum class FaultKind { none, abort, oom, hang, throttle };
 
 struct FaultSpec {
   FaultKind kind = FaultKind::none;
@@ -33,5 +35,7 @@ void init_fault_injection_from_environment();
 void inject_after_setup(int rank, int config);
 // Inside the timed loop: never returns when a hang is selected.
 void inject_in_timed_loop(int rank, int config);
+// After each repetition: whether rank R is to report it as throttled.
+bool inject_throttle(int rank, int config);
 
 }  // namespace mpsb

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -110,6 +111,17 @@ DeviceDecision decide_device(const MpiContext& ctx, DeviceChoice choice, const G
   return {DeviceKind::cpu, "auto: no usable GPU, " + problems[0]};
 }
 
+// Ranks shared GPUs by time slicing only because no MPS daemon was there:
+// the run measured half of the comparison it exists for.
+bool without_mps_daemon(SharingMode mode, const Placement& placement) {
+  if (placement.kind != DeviceKind::gpu || placement.max_ranks_per_device < 2) return false;
+  // Set by mpsbench-sweep for its jobs: its timeslice job is half of the comparison already.
+  if (const char* in_sweep = std::getenv("MPSBENCH_IN_SWEEP"); in_sweep != nullptr && *in_sweep != '\0') return false;
+  if (mode != SharingMode::automatic && mode != SharingMode::timeslice) return false;
+  return std::none_of(placement.ranks.begin(), placement.ranks.end(),
+                      [](const RankPlacement& r) { return r.gpu.mps_enabled; });
+}
+
 std::string default_output_name() {
   std::string stamp = utc_timestamp_iso8601();  // 2026-11-21T14:41:00Z
   stamp.erase(std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }),
@@ -207,7 +219,15 @@ int run(int argc, char** argv) {
   context.device_note = device.note;
   context.mode = opt.mode;
   context.cuda = cuda_versions();
-  context.settings = MeasureSettings{opt.min_time_s, opt.repetitions, opt.seed};
+  context.settings.min_time_s = opt.min_time_s;
+  context.settings.repetitions = opt.repetitions;
+  context.settings.seed = opt.seed;
+  context.settings.warmup_time_s = opt.warmup_time_s;
+  context.settings.max_noise = opt.max_noise;
+  context.settings.max_time_s = opt.max_time_s;
+  context.settings.discard_throttled = opt.discard_throttled;
+  context.settings.throttle_retries = opt.throttle_retries;
+  context.settings.clock_threshold = opt.clock_threshold;
   context.placement = placement;
   context.plan = plan;
   std::vector<char> done;
@@ -259,13 +279,18 @@ int run(int argc, char** argv) {
     const auto key = std::make_tuple(config.kernel, config.precision, config.size);
     std::optional<double> baseline;
     if (const auto it = one_rank_throughput.find(key); it != one_rank_throughput.end()) baseline = it->second;
-    const Result result = summarize(samples, placement, opt.mode, opt.repetitions, baseline);
+    const Result result = summarize(samples, placement, opt.mode, context.settings, baseline);
     if (config.ranks_per_gpu == 1 && !result.failed()) one_rank_throughput[key] = result.primary_summary().median;
     any_failed = any_failed || result.failed();
     all_verified = all_verified && (result.failed() || result.verified);
     for (auto& r : reporters) r->report_result(result, static_cast<int>(i) + 1, static_cast<int>(plan.size()));
   }
   for (auto& r : reporters) r->finish();
+  if (ctx.rank == 0 && without_mps_daemon(opt.mode, placement)) {
+    std::cout << "mpsbench: no MPS daemon was running: for the timeslice vs MPS comparison run "
+                 "scripts/bootstrap.sh run (or harness/mpsbench-sweep)\n"
+              << std::flush;
+  }
 
   int exit_code = all_verified && !any_failed ? 0 : kExitVerificationFailed;
   MPSB_MPI(MPI_Bcast(&exit_code, 1, MPI_INT, 0, ctx.world));

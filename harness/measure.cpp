@@ -10,7 +10,9 @@
 #include "check.hpp"
 #include "clock.hpp"
 #include "fault_injection.hpp"
+#include "gpu_clocks.hpp"
 #include "registry.hpp"
+#include "stop_rules.hpp"
 #include "team.hpp"
 
 namespace mpsb {
@@ -65,17 +67,32 @@ class GpuTimer {
   cudaEvent_t start_ = nullptr, end_ = nullptr;
 };
 
+// The repetitions decided so far: written by instance 0 between two team
+// barriers, from values reduced over the active ranks (so the same on every
+// rank), read by every instance after the second.
+struct RepetitionState {
+  std::vector<double> kept_windows;
+  double first_start = 0;  // min(start) of the first repetition
+  int taken = 0;
+  int discarded = 0;
+  bool affected = false;  // the last repetition: some GPU was throttled during it
+  bool keep = false;      // the last repetition counts
+  bool more = true;       // take another
+};
+
 // What the instances of one rank share while they measure together.
 struct Team {
   Team(int size, MPI_Comm comm, double clock_offset) : barrier(size), starts(size), ends(size),
-        setup_failed(size), active(comm), offset(clock_offset) {}
+        setup_failed(size), affected(size), active(comm), offset(clock_offset) {}
   ThreadBarrier barrier;
   std::vector<double> starts, ends;
   std::vector<char> setup_failed;  // per instance, written before a barrier
+  std::vector<char> affected;      // per instance: its GPU sampler saw throttling in this repetition
   MPI_Comm active;
   double offset;
   double window = 0;       // written by instance 0 between barriers
   bool any_failed = false;  // likewise: some instance of some active rank failed its setup
+  RepetitionState reps;     // likewise
 };
 
 // After setup every instance of every active rank learns whether any of them
@@ -125,19 +142,98 @@ double timed_window(Team& team, int instance, Workload& workload, std::int64_t i
   return team.window;
 }
 
-// Grows the batch until one window lasts min_time on all instances together.
-// Everyone sees the same reduced window, so all reach the same count without
-// a broadcast. The batches double as warm-up.
-std::int64_t calibrate_iterations(Team& team, int instance, Workload& workload, double min_time_s) {
+struct Calibrated {
   std::int64_t iterations = 1;
-  double window = timed_window(team, instance, workload, iterations);
-  while (window < min_time_s && iterations < kMaxIterations) {
-    const double factor = window > 0 ? std::clamp(1.2 * min_time_s / window, 1.5, 100.0) : 100.0;
+  WarmupOutcome warmup;
+};
+
+// Grows the batch until one window lasts min_time on all instances together,
+// then keeps running batches of that count until the warm-up rule
+// (stop_rules.hpp) is satisfied: long enough, calibration included, and the
+// last two batches agree. Everyone sees the same reduced windows, so all
+// reach the same count and the same verdict without a broadcast.
+Calibrated calibrate_and_warm_up(Team& team, int instance, Workload& workload, const MeasureSettings& settings) {
+  Calibrated out;
+  auto batch = [&](std::int64_t count) {
+    const double window = timed_window(team, instance, workload, count);
+    out.warmup.seconds += window;
+    ++out.warmup.windows;
+    return window;
+  };
+  std::int64_t& iterations = out.iterations;
+  double window = batch(iterations);
+  while (window < settings.min_time_s && iterations < kMaxIterations) {
+    const double factor =
+        window > 0 ? std::clamp(1.2 * settings.min_time_s / window, 1.5, 100.0) : 100.0;
     iterations = std::min(kMaxIterations,
                           static_cast<std::int64_t>(std::ceil(static_cast<double>(iterations) * factor)));
-    window = timed_window(team, instance, workload, iterations);
+    window = batch(iterations);
   }
-  return iterations;
+  const WarmupRule rule = warmup_rule(settings.warmup_time_s);
+  const auto per_iteration = [&](double w) { return w / static_cast<double>(iterations); };
+  std::vector<double> at_count{per_iteration(window)};
+  WarmupVerdict verdict = warmup_verdict(out.warmup.seconds, at_count, rule);
+  while (verdict == WarmupVerdict::keep_warming) {
+    at_count.push_back(per_iteration(batch(iterations)));
+    verdict = warmup_verdict(out.warmup.seconds, at_count, rule);
+  }
+  out.warmup.stable = verdict == WarmupVerdict::stable;
+  return out;
+}
+
+RepetitionRule repetition_rule(const MeasureSettings& settings) {
+  RepetitionRule rule;
+  rule.min_repetitions = settings.repetitions;
+  rule.max_noise = settings.max_noise;
+  rule.max_time_s = settings.max_time_s.value_or(kDefaultMaxTimeS);
+  rule.max_repetitions = kMaxAdaptiveRepetitions;
+  return rule;
+}
+
+// After every repetition one MPI_Allreduce (MPI_MAX) over the active ranks of
+// {-min start, max end, affected} gives every rank the window and whether any
+// GPU was throttled in it; instance 0 of each rank then applies the same pure
+// rules to the same values, so every rank keeps, drops and stops alike, and
+// its threads read the verdict after the barrier.
+void agree_on_repetition(Team& team, int instance, const MeasureSettings& settings) {
+  team.barrier.wait();
+  if (instance == 0) {
+    double local[3] = {-*std::min_element(team.starts.begin(), team.starts.end()),
+                       *std::max_element(team.ends.begin(), team.ends.end()),
+                       static_cast<double>(*std::max_element(team.affected.begin(), team.affected.end()))};
+    double global[3] = {0, 0, 0};
+    MPSB_MPI(MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_MAX, team.active));
+    RepetitionState& st = team.reps;
+    if (st.taken++ == 0) st.first_start = -global[0];
+    st.affected = global[2] > 0;
+    st.keep = !discard_repetition(st.affected, settings.discard_throttled, st.discarded, settings.throttle_retries);
+    if (st.keep) {
+      st.kept_windows.push_back(global[1] + global[0]);  // the same max(end) - min(start) summarize computes
+    } else {
+      ++st.discarded;
+    }
+    // A dropped repetition is always taken again, so the last one run is kept
+    // and verification checks the output of a kept repetition.
+    st.more = !st.keep || repetition_verdict(st.kept_windows, global[1] - st.first_start,
+                                             repetition_rule(settings)) == RepetitionVerdict::repeat;
+  }
+  team.barrier.wait();
+}
+
+// The first active rank of each GPU (slot 0, instance 0) watches its clocks.
+std::unique_ptr<ClockSampler> open_sampler(const Placement& placement, int rank, int instance,
+                                           std::optional<GpuClockRecord>& record) {
+  const RankPlacement& where = placement.ranks[rank];
+  if (placement.kind != DeviceKind::gpu || where.slot != 0 || instance != 0) return nullptr;
+  auto sampler = std::make_unique<ClockSampler>(where.gpu.uuid);
+  record = GpuClockRecord{};
+  record->gpu_index = where.gpu.index;
+  record->gpu_uuid = where.gpu.uuid;
+  record->host = where.host;
+  record->sampled = sampler->available();
+  record->note = sampler->note();
+  record->reference_mhz = sampler->reference_mhz();
+  return sampler;
 }
 
 RankSamples run_instance(Team& team, int instance, const Placement& placement, const Config& config,
@@ -166,7 +262,8 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
     workload->setup(settings.seed + 1000003ull * static_cast<std::uint64_t>(rank) +
                     7919ull * static_cast<std::uint64_t>(instance));
     inject_after_setup(rank, config_index);
-    // Warm-up: module loading, library heuristics and first touch stay untimed.
+    // One untimed first run: module loading, library workspaces and first
+    // touch allocate here, where running out of memory is still recoverable.
     workload->run();
     workload->sync();
   } catch (const OutOfMemoryError& e) {
@@ -181,14 +278,18 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
     return samples;  // the workload and timer are freed here, before the next configuration
   }
 
-  const std::int64_t count = calibrate_iterations(team, instance, *workload, settings.min_time_s);
+  std::unique_ptr<ClockSampler> sampler = open_sampler(placement, rank, instance, samples.clocks);
+  const Calibrated calibrated = calibrate_and_warm_up(team, instance, *workload, settings);
+  const std::int64_t count = calibrated.iterations;
+  samples.warmup = calibrated.warmup;
   if (instance == 0) *iterations = count;
 
-  for (int r = 0; r < settings.repetitions; ++r) {
-    if (r == settings.repetitions - 1) {
-      workload->poison_outputs();
-      workload->sync();
-    }
+  // Which repetition is the last is known only after it, so every one starts
+  // from poisoned outputs (untimed) and verification checks the last.
+  do {
+    workload->poison_outputs();
+    workload->sync();
+    if (sampler) sampler->start();  // before the barrier: its thread and first reading stay out of the window
     start_together(team, instance);
     inject_in_timed_loop(rank, config_index);
     const double start = now_seconds();
@@ -197,10 +298,22 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
     if (timer) timer->record_end();
     workload->sync();
     const double end = now_seconds();
-    samples.start_s.push_back(start + team.offset);
-    samples.end_s.push_back(end + team.offset);
-    if (timer) samples.gpu_s.push_back(timer->elapsed_seconds());
-  }
+    const ClockWindow clock = sampler ? sampler->stop() : ClockWindow{};
+    team.starts[instance] = start + team.offset;
+    team.ends[instance] = end + team.offset;
+    const bool throttled = sampler && sampler->available() &&
+                           repetition_affected(clock, sampler->reference_mhz(), settings.clock_threshold);
+    team.affected[instance] = throttled || (instance == 0 && inject_throttle(rank, config_index));
+    agree_on_repetition(team, instance, settings);
+    if (team.reps.keep) {
+      samples.start_s.push_back(start + team.offset);
+      samples.end_s.push_back(end + team.offset);
+      if (timer) samples.gpu_s.push_back(timer->elapsed_seconds());
+      samples.affected.push_back(team.reps.affected);
+      if (samples.clocks) samples.clocks->windows.push_back(clock);
+    }
+  } while (team.reps.more);
+  samples.discarded = team.reps.discarded;
   samples.work = workload->work();
   samples.details = workload->details();
   samples.verification = workload->verify();
@@ -271,6 +384,51 @@ ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, 
   return out;
 }
 
+namespace {
+
+nlohmann::json optional_json(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+std::optional<double> optional_from(const nlohmann::json& value) {
+  if (value.is_null()) return std::nullopt;
+  return value.get<double>();
+}
+
+nlohmann::json clock_json(const GpuClockRecord& c) {
+  nlohmann::json windows = nlohmann::json::array();
+  for (const auto& w : c.windows) {
+    windows.push_back({w.samples, w.missing, optional_json(w.mean_mhz), optional_json(w.min_mhz),
+                       optional_json(w.max_mhz), w.events});
+  }
+  return {{"gpu_index", c.gpu_index}, {"gpu_uuid", c.gpu_uuid}, {"host", c.host},
+          {"sampled", c.sampled},     {"note", c.note},         {"reference", optional_json(c.reference_mhz)},
+          {"windows", windows}};
+}
+
+GpuClockRecord clock_from(const nlohmann::json& j) {
+  GpuClockRecord c;
+  c.gpu_index = j.at("gpu_index").get<int>();
+  c.gpu_uuid = j.at("gpu_uuid").get<std::string>();
+  c.host = j.at("host").get<std::string>();
+  c.sampled = j.at("sampled").get<bool>();
+  c.note = j.at("note").get<std::string>();
+  c.reference_mhz = optional_from(j.at("reference"));
+  for (const auto& w : j.at("windows")) {
+    ClockWindow window;
+    window.samples = w.at(0).get<int>();
+    window.missing = w.at(1).get<int>();
+    window.mean_mhz = optional_from(w.at(2));
+    window.min_mhz = optional_from(w.at(3));
+    window.max_mhz = optional_from(w.at(4));
+    window.events = w.at(5).get<std::uint64_t>();
+    c.windows.push_back(window);
+  }
+  return c;
+}
+
+}  // namespace
+
 std::string serialize(const RankSamples& s) {
   nlohmann::json j = {{"rank", s.rank},
                       {"instance", s.instance},
@@ -282,7 +440,11 @@ std::string serialize(const RankSamples& s) {
                        {s.verification.ok, s.verification.max_rel_error, s.verification.tolerance,
                         s.verification.checked, s.verification.detail}},
                       {"details", s.details},
-                      {"error", s.error}};
+                      {"error", s.error},
+                      {"warmup", {s.warmup.seconds, s.warmup.windows, s.warmup.stable}},
+                      {"affected", s.affected},
+                      {"discarded", s.discarded},
+                      {"clocks", s.clocks ? clock_json(*s.clocks) : nlohmann::json(nullptr)}};
   // Non-finite errors (a NaN result) are not valid JSON numbers: carry as text.
   if (!std::isfinite(s.verification.max_rel_error)) j["verification"][1] = "inf";
   return j.dump();
@@ -306,6 +468,11 @@ RankSamples deserialize_samples(const std::string& text) {
   s.verification.detail = v[4].get<std::string>();
   s.details = j.at("details").get<std::vector<std::pair<std::string, double>>>();
   s.error = j.at("error").get<std::string>();
+  const auto& warmup = j.at("warmup");
+  s.warmup = WarmupOutcome{warmup.at(0).get<double>(), warmup.at(1).get<int>(), warmup.at(2).get<bool>()};
+  s.affected = j.at("affected").get<std::vector<bool>>();
+  s.discarded = j.at("discarded").get<int>();
+  if (!j.at("clocks").is_null()) s.clocks = clock_from(j.at("clocks"));
   return s;
 }
 

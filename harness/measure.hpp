@@ -1,7 +1,9 @@
 // The measurement protocol for one configuration (README "Measurement
-// protocol"): untimed setup, warm-up, one calibrated iteration count for all
-// active instances, then repetitions of barrier / start / iterations / sync /
-// end, with CUDA-event GPU time per instance, and verification after timing.
+// protocol"): untimed setup, one calibrated iteration count for all active
+// instances, a warm-up until the windows are steady, then repetitions of
+// poison / barrier / start / iterations / sync / end, with CUDA-event GPU time
+// per instance, the GPU clocks watched, until the stop rule (stop_rules.hpp)
+// says enough, and verification after timing.
 // An instance is one workload: one per active rank in the process modes, k
 // per rank (threads and streams of one process) in --mode streams.
 #pragma once
@@ -11,17 +13,44 @@
 #include <utility>
 #include <vector>
 
+#include <optional>
+
 #include "mpi_context.hpp"
 #include "placement.hpp"
 #include "plan.hpp"
+#include "throttle.hpp"
 #include "workload.hpp"
 
 namespace mpsb {
 
 struct MeasureSettings {
   double min_time_s = 0.25;
-  int repetitions = 5;
+  int repetitions = 5;  // with max_noise: the minimum
   std::uint64_t seed = 1;
+  double warmup_time_s = 0.2;
+  std::optional<double> max_noise;   // fraction; nullopt: a fixed repetition count
+  std::optional<double> max_time_s;  // repetition budget per configuration (with max_noise)
+  bool discard_throttled = false;
+  int throttle_retries = 3;          // dropped repetitions per configuration, at most
+  double clock_threshold = 0.9;      // fraction of the reference SM clock
+};
+
+// How the warm-up went; the same on every instance.
+struct WarmupOutcome {
+  double seconds = 0;  // sum of the windows of every batch, calibration included
+  int windows = 0;     // those batches
+  bool stable = false;  // the last two agreed within the tolerance (else the cap ended it)
+};
+
+// What one GPU's sampler (the first active rank on it) saw in each kept repetition.
+struct GpuClockRecord {
+  int gpu_index = -1;
+  std::string gpu_uuid;
+  std::string host;
+  bool sampled = false;  // NVML was usable; else `note` says why
+  std::string note;
+  std::optional<double> reference_mhz;
+  std::vector<ClockWindow> windows;  // per kept repetition
 };
 
 // One instance's view of one configuration; times on rank 0's clock.
@@ -34,6 +63,11 @@ struct RankSamples {
   Verification verification;
   std::vector<std::pair<std::string, double>> details;  // Workload::details()
   std::string error;  // non-empty: the configuration failed (out of memory); no samples then
+  // Decided together by all active instances, so the same on each:
+  WarmupOutcome warmup;
+  std::vector<bool> affected;  // per kept repetition: some GPU was throttled during it
+  int discarded = 0;           // affected repetitions dropped and taken again
+  std::optional<GpuClockRecord> clocks;  // only on the instance that sampled its GPU
 };
 
 struct ConfigSamples {

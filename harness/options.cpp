@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -7,31 +8,58 @@
 
 #include "presets.hpp"
 #include "registry.hpp"
+#include "stop_rules.hpp"
 
 namespace mpsb {
 namespace {
 
-double parse_seconds(const std::string& flag, const std::string& text) {
+// A whole finite decimal number, or a UsageError naming `typed` (what the
+// user wrote, `text` less a unit sign) as not `what`.
+double parse_real(const std::string& flag, const std::string& text, const char* what,
+                  const std::string& typed) {
   errno = 0;
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value)) {
-    throw UsageError(flag + ": '" + text + "' is not a number of seconds");
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value) ||
+      std::isspace(static_cast<unsigned char>(text.front()))) {
+    throw UsageError(flag + ": '" + typed + "' is not " + what);
   }
+  return value;
+}
+
+double parse_real(const std::string& flag, const std::string& text, const char* what) {
+  return parse_real(flag, text, what, text);
+}
+
+double parse_seconds(const std::string& flag, const std::string& text) {
+  const double value = parse_real(flag, text, "a number of seconds");
   if (value <= 0 || value > 3600) throw UsageError(flag + ": " + text + " must be in (0, 3600] seconds");
   return value;
 }
 
 // --timeout: 0 disables; the upper bound keeps the deadline representable.
 double parse_timeout(const std::string& flag, const std::string& text) {
-  errno = 0;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value)) {
-    throw UsageError(flag + ": '" + text + "' is not a number of seconds");
-  }
+  const double value = parse_real(flag, text, "a number of seconds");
   if (value < 0 || value > 1e6) throw UsageError(flag + ": " + text + " must be in [0, 1e6] seconds (0: none)");
   return value;
+}
+
+// --warmup-time: 0 leaves only the stability check (calibration plus one batch).
+double parse_warmup(const std::string& flag, const std::string& text) {
+  const double value = parse_real(flag, text, "a number of seconds");
+  if (value < 0 || value > 60) throw UsageError(flag + ": " + text + " must be in [0, 60] seconds");
+  return value;
+}
+
+// "1", "1%" or "0.5" percent, returned as a fraction; `allow_100`: 100 % is
+// a valid value (a threshold), else the range is open at 100 (a noise target).
+double parse_percent(const std::string& flag, const std::string& text, bool allow_100) {
+  const std::string number = !text.empty() && text.back() == '%' ? text.substr(0, text.size() - 1) : text;
+  const double value = parse_real(flag, number, "a percentage", text);
+  if (value <= 0 || value > 100 || (!allow_100 && value == 100)) {
+    throw UsageError(flag + ": " + text + " must be in (0, 100" + (allow_100 ? "]" : ")") + " percent");
+  }
+  return value / 100.0;
 }
 
 // A pointer, not a reference: the entry lives in the registry, whatever the
@@ -69,6 +97,7 @@ const char* to_string(DeviceChoice choice) {
 Options parse_options(const std::vector<std::string>& typed) {
   const std::vector<std::string> args = expand_presets(typed, preset_directory());
   Options opt;
+  bool retries_given = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
     std::string value;
@@ -140,6 +169,20 @@ Options parse_options(const std::vector<std::string>& typed) {
       opt.min_time_s = parse_seconds(flag, take_value());
     } else if (flag == "--repetitions") {
       opt.repetitions = static_cast<int>(parse_integer(flag, take_value(), 1, 1000));
+    } else if (flag == "--warmup-time") {
+      opt.warmup_time_s = parse_warmup(flag, take_value());
+    } else if (flag == "--max-noise") {
+      opt.max_noise = parse_percent(flag, take_value(), false);
+    } else if (flag == "--max-time") {
+      opt.max_time_s = parse_seconds(flag, take_value());
+    } else if (flag == "--discard-throttled") {
+      no_value();
+      opt.discard_throttled = true;
+    } else if (flag == "--throttle-retries") {
+      opt.throttle_retries = static_cast<int>(parse_integer(flag, take_value(), 0, 100));
+      retries_given = true;
+    } else if (flag == "--clock-threshold") {
+      opt.clock_threshold = parse_percent(flag, take_value(), true);
     } else if (flag == "--seed") {
       opt.seed = static_cast<std::uint64_t>(parse_integer(flag, take_value(), 0, INT64_MAX));
     } else if (flag == "--output") {
@@ -156,6 +199,19 @@ Options parse_options(const std::vector<std::string>& typed) {
   }
 
   // Cross-checks that need the whole command line.
+  if (opt.max_noise) {
+    // Below three repetitions the noise estimate rests on one difference.
+    if (opt.repetitions < 3) {
+      throw UsageError("--repetitions: " + std::to_string(opt.repetitions) +
+                       " is too few with --max-noise, which makes it the minimum (at least 3)");
+    }
+    if (!opt.max_time_s) opt.max_time_s = kDefaultMaxTimeS;
+  } else if (opt.max_time_s) {
+    throw UsageError("--max-time: needs --max-noise (without it --repetitions is a fixed count)");
+  }
+  if (retries_given && !opt.discard_throttled) {
+    throw UsageError("--throttle-retries: needs --discard-throttled (nothing is retaken without it)");
+  }
   if (opt.device == DeviceChoice::cpu && opt.mode != SharingMode::automatic && opt.mode != SharingMode::streams) {
     throw UsageError(std::string("--mode ") + to_string(opt.mode) + ": needs the GPU, not --device cpu");
   }
@@ -206,7 +262,23 @@ std::string usage_text() {
          "                        runs k instances in k streams and threads)\n"
          "  --gpus LIST           restrict to these CUDA device indices (default: all)\n"
          "  --min-time SECONDS    shortest timed window per repetition (default: 0.25)\n"
-         "  --repetitions N       timed windows per configuration (default: 5)\n"
+         "  --repetitions N       timed windows per configuration (default: 5; with\n"
+         "                        --max-noise the minimum, at least 3)\n"
+         "  --warmup-time SECONDS warm up (calibration included) at least this long and\n"
+         "                        until two windows agree within 2%, at most 10x as long\n"
+         "                        (default: 0.2)\n"
+         "  --max-noise PERCENT   repeat until the relative standard error of the median\n"
+         "                        throughput is at most PERCENT (e.g. 1, 1%, 0.5), or\n"
+         "                        --max-time is spent, or 100 repetitions (default: off)\n"
+         "  --max-time SECONDS    repetition budget per configuration with --max-noise\n"
+         "                        (default: 10)\n"
+         "  --discard-throttled   drop and retake a repetition during which a GPU was\n"
+         "                        throttled (power or thermal event, or SM clock below\n"
+         "                        --clock-threshold of its maximum)\n"
+         "  --throttle-retries N  with --discard-throttled: repetitions dropped per\n"
+         "                        configuration at most (default: 3)\n"
+         "  --clock-threshold PERCENT  SM clock below PERCENT of the GPU's maximum marks\n"
+         "                        a repetition as throttled (default: 90)\n"
          "  --seed N              random input seed (default: 1)\n"
          "  --output PATH         JSON results (default: mpsbench-DATE-TIME.json, never\n"
          "                        overwriting an earlier file). An existing regular\n"

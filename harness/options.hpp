@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,7 +27,13 @@ struct Options {
   SharingMode mode = SharingMode::automatic;
   std::vector<int> gpus;                                       // empty: all visible GPUs
   double min_time_s = 0.25;
-  int repetitions = 5;
+  int repetitions = 5;                                         // the minimum with --max-noise
+  double warmup_time_s = 0.2;                                  // --warmup-time
+  std::optional<double> max_noise;                             // --max-noise as a fraction
+  std::optional<double> max_time_s;                            // --max-time; 10 s once --max-noise is given
+  bool discard_throttled = false;
+  int throttle_retries = 3;
+  double clock_threshold = 0.9;                                // --clock-threshold as a fraction
   std::uint64_t seed = 1;
   std::string output;                                          // empty: a fresh default name
   double timeout_s = 600;                                      // per configuration; 0: none

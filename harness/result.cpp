@@ -40,6 +40,44 @@ std::string sharing_mode(Result& r, const std::vector<RankSamples>& instances, c
   return effective_mode(requested, active);
 }
 
+NoiseRecord noise_record(const std::vector<double>& primary_samples, const MeasureSettings& settings) {
+  NoiseRecord n;
+  n.estimator = stats::kNoiseEstimator;
+  n.target = settings.max_noise;
+  if (!primary_samples.empty()) n.relative = stats::relative_median_standard_error(primary_samples);
+  if (n.target && n.relative) n.met = *n.relative <= *n.target;
+  return n;
+}
+
+// The per-repetition flags are the same on every instance (agreed after each
+// repetition); the clock records come from the one sampler of each GPU.
+ClocksRecord clocks_record(const ConfigSamples& samples, const Placement& placement, const MeasureSettings& settings) {
+  ClocksRecord c;
+  c.threshold = settings.clock_threshold;
+  const RankSamples& first = samples.ranks.front();
+  c.repetition_affected = first.affected;
+  c.affected_repetitions = static_cast<int>(std::count(first.affected.begin(), first.affected.end(), true));
+  c.discarded_repetitions = first.discarded;
+  if (placement.kind != DeviceKind::gpu) {
+    c.note = "the CPU device has no GPU clocks";
+    return c;
+  }
+  for (const auto& s : samples.ranks) {
+    if (!s.clocks) continue;
+    if (!s.clocks->note.empty() && c.note.find(s.clocks->note) == std::string::npos) {
+      c.note += (c.note.empty() ? "" : "; ") + s.clocks->note;
+    }
+    if (!s.clocks->sampled) continue;
+    c.gpus.push_back(*s.clocks);
+    if (s.clocks->reference_mhz && (!c.reference_mhz || *s.clocks->reference_mhz < *c.reference_mhz)) {
+      c.reference_mhz = s.clocks->reference_mhz;
+    }
+  }
+  if (!c.gpus.empty()) c.source = "nvml";
+  if (c.note.empty() && c.gpus.empty()) c.note = "no GPU was sampled";
+  return c;
+}
+
 }  // namespace
 
 std::string Result::primary_unit() const {
@@ -48,7 +86,7 @@ std::string Result::primary_unit() const {
 }
 
 Result summarize(const ConfigSamples& samples, const Placement& placement, SharingMode requested_mode,
-                 int repetitions, std::optional<double> one_rank_throughput) {
+                 const MeasureSettings& settings, std::optional<double> one_rank_throughput) {
   const KernelInfo& kernel = *find_kernel(samples.config.kernel);
   Result r;
   r.config = samples.config;
@@ -57,14 +95,20 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, Shari
   r.instances_per_rank = samples.instances_per_rank;
   r.devices = placement.device_count;
   r.iterations = samples.iterations;
-  r.repetitions = repetitions;
+  r.repetitions = settings.repetitions;
   r.primary = kernel.primary;
   r.mode = sharing_mode(r, samples.ranks, placement, requested_mode);
   if (!samples.error.empty()) {
     r.error = samples.error;
+    r.noise = noise_record({}, settings);
     return r;
   }
   r.work = samples.ranks.front().work;
+  // Every instance kept the same repetitions (agreed after each one).
+  const int repetitions = static_cast<int>(samples.ranks.front().start_s.size());
+  r.repetitions = repetitions;
+  r.warmup = samples.ranks.front().warmup;
+  r.clocks = clocks_record(samples, placement, settings);
 
   for (int rep = 0; rep < repetitions; ++rep) {
     double first_start = INFINITY, last_end = -INFINITY;
@@ -79,6 +123,7 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, Shari
   r.byte_per_s = aggregate_rate(iterations_done * r.work.bytes, r.window_s);
   r.item_per_s = aggregate_rate(iterations_done * r.work.items, r.window_s);
   r.cv = stats::coefficient_of_variation(r.primary_summary().samples);
+  r.noise = noise_record(r.primary_summary().samples, settings);
   if (r.config.ranks_per_gpu == 1) {
     r.speedup = 1.0;  // its own baseline
   } else if (one_rank_throughput && *one_rank_throughput > 0) {

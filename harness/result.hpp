@@ -37,6 +37,27 @@ struct RankResult {
   std::vector<std::pair<std::string, double>> details;  // kernel-specific, units in the names
 };
 
+// How noisy the aggregate primary throughput of the kept repetitions is
+// (stats::relative_median_standard_error) and whether --max-noise was met.
+struct NoiseRecord {
+  std::string estimator;
+  std::optional<double> relative;  // none below two repetitions
+  std::optional<double> target;    // --max-noise as a fraction; none with a fixed count
+  std::optional<bool> met;         // relative <= target; none without a target
+};
+
+// The GPU clocks during the kept repetitions (gpu_clocks.hpp, throttle.hpp).
+struct ClocksRecord {
+  std::string source = "none";  // "nvml" when some GPU was sampled
+  std::string note;             // why not, or what could not be read
+  double threshold = 0.9;
+  std::optional<double> reference_mhz;  // lowest reference of the sampled GPUs
+  int affected_repetitions = 0;         // of the kept ones
+  int discarded_repetitions = 0;
+  std::vector<bool> repetition_affected;  // per kept repetition
+  std::vector<GpuClockRecord> gpus;       // the sampled GPUs
+};
+
 struct Result {
   Config config;
   DeviceKind device = DeviceKind::cpu;
@@ -49,12 +70,15 @@ struct Result {
   int instances_per_rank = 1;
   int devices = 0;
   std::int64_t iterations = 0;  // per repetition and rank
-  int repetitions = 0;
+  int repetitions = 0;          // kept repetitions (the minimum asked for when failed)
   Work work;                    // per iteration and rank
   PrimaryMetric primary = PrimaryMetric::flops;
   std::vector<double> window_s;  // max(end) - min(start) per repetition
   Summary flop_per_s, byte_per_s, item_per_s;  // aggregate over active ranks
   double cv = 0;                               // of the aggregate primary throughput
+  NoiseRecord noise;                           // always present, relative none when failed
+  std::optional<WarmupOutcome> warmup;         // none when failed
+  std::optional<ClocksRecord> clocks;          // none when failed
   std::optional<double> speedup;  // over one active rank per GPU, same mode; 1 at one rank; none without that run
   double jain_fairness = 1;
   bool verified = false;
@@ -70,8 +94,9 @@ struct Result {
 };
 
 // A failed configuration (samples.error non-empty) gives a failed Result.
+// `settings`: the run's, for the noise target and the clock threshold.
 Result summarize(const ConfigSamples& samples, const Placement& placement, SharingMode requested_mode,
-                 int repetitions, std::optional<double> one_rank_throughput);
+                 const MeasureSettings& settings, std::optional<double> one_rank_throughput);
 
 struct Context {
   std::string version;

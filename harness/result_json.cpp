@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "device.hpp"
+#include "throttle.hpp"
 
 namespace mpsb {
 namespace {
@@ -30,6 +31,64 @@ ojson details_json(const std::vector<std::pair<std::string, double>>& details) {
 }
 
 const char* device_name(DeviceKind kind) { return kind == DeviceKind::gpu ? "gpu" : "cpu"; }
+
+ojson optional_bool(const std::optional<bool>& value) { return value ? ojson(*value) : ojson(nullptr); }
+
+ojson noise_json(const NoiseRecord& n) {
+  return ojson{{"estimator", n.estimator},
+               {"relative", optional_number(n.relative)},
+               {"target", optional_number(n.target)},
+               {"met", optional_bool(n.met)}};
+}
+
+ojson warmup_json(const std::optional<WarmupOutcome>& w) {
+  if (!w) return nullptr;
+  return ojson{{"seconds", w->seconds}, {"windows", w->windows}, {"stable", w->stable}};
+}
+
+ojson gpu_clocks_json(const GpuClockRecord& g) {
+  ojson samples = ojson::array(), mean = ojson::array(), min = ojson::array(), events = ojson::array();
+  for (const auto& w : g.windows) {
+    samples.push_back(w.samples);
+    mean.push_back(optional_number(w.mean_mhz));
+    min.push_back(optional_number(w.min_mhz));
+    events.push_back(clock_event_names(w.events));
+  }
+  return ojson{{"host", g.host},
+               {"gpu_index", g.gpu_index},
+               {"gpu_uuid", g.gpu_uuid},
+               {"reference_sm_clock_mhz", optional_number(g.reference_mhz)},
+               {"samples", samples},
+               {"sm_clock_mhz", mean},
+               {"min_sm_clock_mhz", min},
+               {"events", events}};
+}
+
+ojson clocks_json(const std::optional<ClocksRecord>& c) {
+  if (!c) return nullptr;
+  ojson gpus = ojson::array();
+  for (const auto& g : c->gpus) gpus.push_back(gpu_clocks_json(g));
+  return ojson{{"source", c->source},
+               {"note", c->note},
+               {"threshold", c->threshold},
+               {"reference_sm_clock_mhz", optional_number(c->reference_mhz)},
+               {"affected_repetitions", c->affected_repetitions},
+               {"discarded_repetitions", c->discarded_repetitions},
+               {"repetition_affected", c->repetition_affected},
+               {"gpus", gpus}};
+}
+
+ojson settings_json(const MeasureSettings& s) {
+  return ojson{{"min_time_s", s.min_time_s},
+               {"repetitions", s.repetitions},
+               {"seed", s.seed},
+               {"warmup_time_s", s.warmup_time_s},
+               {"max_noise", optional_number(s.max_noise)},
+               {"max_time_s", optional_number(s.max_time_s)},
+               {"discard_throttled", s.discard_throttled},
+               {"throttle_retries", s.throttle_retries},
+               {"clock_threshold", s.clock_threshold}};
+}
 
 }  // namespace
 
@@ -98,10 +157,7 @@ ojson to_json(const Context& c) {
                 {{"driver_version", format_cuda_version(c.cuda.driver)},
                  {"runtime_version", format_cuda_version(c.cuda.runtime)},
                  {"cublas_version", c.cuda.cublas}}},
-               {"settings",
-                {{"min_time_s", c.settings.min_time_s},
-                 {"repetitions", c.settings.repetitions},
-                 {"seed", c.settings.seed}}},
+               {"settings", settings_json(c.settings)},
                {"gpus", gpus},
                {"ranks", ranks},
                {"plan", plan_json(c.plan)}};
@@ -138,6 +194,9 @@ ojson failed_json(const Result& r) {
   j["window_s"] = ojson::array();
   j["aggregate"] = nullptr;
   j["aggregate_cv"] = nullptr;
+  j["noise"] = noise_json(r.noise);
+  j["warmup"] = nullptr;
+  j["clocks"] = nullptr;
   j["speedup_vs_one_rank_per_gpu"] = nullptr;
   j["jain_fairness"] = nullptr;
   j["verified"] = false;
@@ -183,6 +242,9 @@ ojson to_json(const Result& r) {
                  {"byte_per_s", summary_json(r.byte_per_s)},
                  {"item_per_s", summary_json(r.item_per_s)}}},
                {"aggregate_cv", r.cv},
+               {"noise", noise_json(r.noise)},
+               {"warmup", warmup_json(r.warmup)},
+               {"clocks", clocks_json(r.clocks)},
                {"speedup_vs_one_rank_per_gpu", optional_number(r.speedup)},
                {"jain_fairness", r.jain_fairness},
                {"verified", r.verified},

@@ -37,13 +37,28 @@ double max(const std::vector<double>& values) {
   return *std::max_element(values.begin(), values.end());
 }
 
-double coefficient_of_variation(const std::vector<double>& values) {
-  if (values.size() < 2) return 0.0;
+namespace {
+// Sample (n - 1) standard deviation; needs two values.
+double sample_deviation(const std::vector<double>& values) {
   const double m = mean(values);
   double squares = 0;
   for (double v : values) squares += (v - m) * (v - m);
-  const double sd = std::sqrt(squares / static_cast<double>(values.size() - 1));
-  return m == 0 ? 0.0 : sd / std::fabs(m);
+  return std::sqrt(squares / static_cast<double>(values.size() - 1));
+}
+}  // namespace
+
+double coefficient_of_variation(const std::vector<double>& values) {
+  if (values.size() < 2) return 0.0;
+  const double m = mean(values);
+  return m == 0 ? 0.0 : sample_deviation(values) / std::fabs(m);
+}
+
+std::optional<double> relative_median_standard_error(const std::vector<double>& values) {
+  if (values.size() < 2) return std::nullopt;
+  const double m = median(values);
+  if (m == 0) return std::nullopt;
+  constexpr double kMedianEfficiency = 1.2533141373155003;  // sqrt(pi / 2)
+  return kMedianEfficiency * sample_deviation(values) / (std::sqrt(static_cast<double>(values.size())) * std::fabs(m));
 }
 
 double jain_fairness(const std::vector<double>& values) {

@@ -1,9 +1,13 @@
 // Summary statistics of timing samples.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 namespace mpsb::stats {
+
+// The name results give the noise estimator below ("noise.estimator").
+inline constexpr const char* kNoiseEstimator = "median_se_normal";
 
 double median(std::vector<double> values);        // mean of the middle two for even counts
 double mean(const std::vector<double>& values);
@@ -13,5 +17,12 @@ double max(const std::vector<double>& values);
 double coefficient_of_variation(const std::vector<double>& values);
 // Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all equal, 1/n when one gets everything.
 double jain_fairness(const std::vector<double>& values);
+// Relative standard error of the median: 1.2533 * s / (sqrt(n) * median),
+// s the sample standard deviation. sqrt(pi/2) = 1.2533 is the asymptotic
+// ratio of the median's standard error to the mean's for normal samples; the
+// sample deviation (not a robust spread) makes one outlier raise the estimate,
+// so a noisy series is never called quiet. nullopt for fewer than two values
+// or a median of 0.
+std::optional<double> relative_median_standard_error(const std::vector<double>& values);
 
 }  // namespace mpsb::stats
