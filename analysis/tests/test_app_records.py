@@ -1,7 +1,7 @@
 """Results of farmed applications (kernel app, mpsbench-sweep --app): no size, no iterations.
 
-The schema admits them, so every command must read them, or say in one line
-why it cannot (a crossover is a size), never fail on them.
+The schema admits them, so every command must read them, never fail on them
+(their crossover is across copies per GPU instead of sizes).
 """
 
 from __future__ import annotations
@@ -59,11 +59,13 @@ def test_app_export_names_have_no_size(app_file: Path, capsys) -> None:
                      "app/myapp/ranks:2/mode:mps"}
 
 
-def test_crossover_of_app_results_is_one_line(app_file: Path, capsys) -> None:
-    assert main(["crossover", str(app_file)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err == (f"mpsbench-analyze: error: {app_file}: no result has a problem size, and a crossover is a "
-                   "size (kernel app results have none)")
+def test_crossover_of_app_results_is_across_copies_per_gpu(app_file: Path, capsys) -> None:
+    # one count in both modes: k = 2, gain 3.1 / 2.1 = 1.476 >= 1.1 (test_app_crossover.py has the rest)
+    assert main(["crossover", str(app_file)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("app myapp, across copies per GPU\n  MPS pays off at every measured copies-per-GPU count "
+                          "(gain >= 1.1 from 2 to 2 copies per GPU)\n")
+    assert "1.476" in out
 
 
 def test_app_and_kernel_results_together_keep_integer_sizes(app_file: Path, tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ def test_formats(sweep_file: Path) -> None:
     assert "4.80 TFLOP/s" in text and "2.00" in text
     md = render_summary(df, "markdown")
     assert md.splitlines()[0].startswith("| kernel | precision | size | ranks/gpu | mode |")
-    assert md.count("\n") == len(df) + 2
+    assert md.count("\n") == len(df) + 2 + 2  # header, rule, rows, a blank line and the legend
     rows = list(csv.DictReader(io.StringIO(render_summary(df, "csv"))))
     assert len(rows) == len(df)
     hit = [r for r in rows if r["size"] == "256" and r["ranks_per_gpu"] == "4" and r["mode"] == "mps"][0]

@@ -102,8 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("summary", help="throughput, MPS gain, speedup, fairness and efficiency per configuration",
                        description="Per kernel, precision and size: aggregate throughput by mode and ranks per "
-                       "GPU, gain over timeslice, speedup over one rank, Jain fairness, and efficiency "
-                       "against the best single-rank throughput of the kernel, precision and mode.")
+                       "GPU, gain over timeslice, speedup over one rank, Jain fairness, efficiency "
+                       "against the best single-rank throughput of the kernel, precision and mode, and the "
+                       "noise of the median; marks flag results noisier than their target (2% without one) "
+                       "and results with clock-throttled repetitions (a legend line explains them).")
     files(p)
     formatted(p)
 
@@ -115,14 +117,19 @@ def build_parser() -> argparse.ArgumentParser:
                    "regular files (default: %(default)s)")
     p.add_argument("--formats", default="png,svg", help="comma list of image formats (default: %(default)s)")
 
-    p = sub.add_parser("crossover", help="the size above which MPS stops paying off",
-                       description="Crossover = the smallest measured size S such that gain(S') < THRESHOLD "
-                       "for every measured S' >= S, where gain = mps / timeslice throughput at the largest "
-                       "ranks per GPU measured in both modes (or --ranks).")
+    p = sub.add_parser("crossover", help="the size above which MPS stops paying off (applications: the copies "
+                       "per GPU from which it pays off)",
+                       description="Kernels: crossover = the smallest measured size S such that gain(S') < "
+                       "THRESHOLD for every measured S' >= S, where gain = mps / timeslice throughput at the "
+                       "largest ranks per GPU measured in both modes (or --ranks). Applications (kernel app, "
+                       "no size): crossover = the smallest measured copies-per-GPU count k such that gain(k') "
+                       ">= THRESHOLD for every measured k' >= k, gain taken at each k.")
     files(p)
     p.add_argument("--threshold", type=_positive_float, default=1.1, help="gain that pays off (default: 1.1)")
-    p.add_argument("--ranks", type=int, help="ranks per GPU to look at (default: the largest measured)")
-    p.add_argument("--mode", default="mps", help="mode compared with timeslice (default: mps)")
+    p.add_argument("--ranks", type=int, help="ranks per GPU of the size crossover (default: the largest "
+                   "measured); an application's crossover spans every count")
+    p.add_argument("--mode", default="mps", help="mode compared with timeslice: a label such as mps-qos:50%%, or "
+                   "mps-qos for each of its percentages (default: mps)")
     formatted(p)
 
     p = sub.add_parser("compare", help="regression verdicts between two runs, as a CI gate (exit 1 when it fails)",
@@ -174,8 +181,8 @@ def run(args: argparse.Namespace) -> int:
         from .summary import render_summary, summarize
         _emit(render_summary(summarize(load_results(args.files)), args.format), args.output)
     elif args.command == "crossover":
-        from .crossover import crossovers, render_crossovers
-        found = crossovers(load_results(args.files), args.threshold, args.ranks, args.mode)
+        from .crossover import all_crossovers, render_crossovers
+        found = all_crossovers(load_results(args.files), args.threshold, args.ranks, args.mode)
         _emit(render_crossovers(found, args.format), args.output)
     elif args.command == "plot":
         from .plots import write_plots

@@ -13,6 +13,12 @@ and not in NEW.  Results in only one run are listed as added or removed.
 The gate (:meth:`Comparison.gate_failures`) fails on a regression, on a
 removed result or an incomplete NEW file (unless ``allow_missing``), and
 on a NOISY verdict when ``fail_on_noisy``; added results never fail it.
+
+Each row carries the marks of its BASE and NEW result (quality.py: noise
+above its target, clock-throttled repetitions; files without the noise and
+clock fields get a computed noise figure and no throttle mark); a gain row
+those of the two results it divides.  Marks never change a verdict or the
+gate; a NOISY verdict's reason also gives the two noise figures.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import pandas as pd
 from .context import ContextDifference, context_differences, describe_device, differs_from_base
 from .errors import AnalysisError
 from .loader import KEY, ResultSet
+from .quality import count_value, mark_tokens, marks_text
+from .stats import relative_noise
 from .summary import GROUP, gain_table, sort_rows
 from .tables import Column, render
 from .units import format_number, format_percent, format_si
@@ -77,12 +85,35 @@ def _verified_change(base_ok: bool, new_ok: bool) -> str:
         (base_ok, new_ok)]
 
 
+#: Result columns that make a result's marks.
+_QUALITY = ["noise", "noise_limit", "noisy", "throttled_repetitions", "repetitions"]
+
+#: The line under compare's tables.
+LEGEND = ("marks: noise>T = relative noise of the median (1.2533 sd / (sqrt(n) median)) above the target T "
+          "(the run's max_noise, else 2%); throttled:K/N = K of N repetitions ran with a throttled SM clock; "
+          "on gain rows the marks of the two results divided (counts summed)")
+
+
+def _noise_note(reason: str, base_noise: float, new_noise: float) -> str:
+    """A NOISY verdict's reason with the two noise figures: '...; noise 0.40% -> 3.10%'."""
+    if not (math.isfinite(base_noise) or math.isfinite(new_noise)):
+        return reason
+    return f"{reason}; noise {format_percent(base_noise, 2)} -> {format_percent(new_noise, 2)}"
+
+
+def _marks(p: pd.Series, side: str) -> str:
+    return marks_text(mark_tokens(p[f"noisy_{side}"], p[f"noise_limit_{side}"], p[f"throttled_repetitions_{side}"],
+                                  p[f"repetitions_{side}"]))
+
+
 def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule) -> pd.DataFrame:
-    cols = KEY + ["throughput_samples", "primary_unit", "status", "verified"]
+    cols = KEY + ["throughput_samples", "primary_unit", "status", "verified"] + _QUALITY
     pairs = base[cols].merge(new[cols], on=KEY, suffixes=("_base", "_new"))
     rows = []
     for _, p in pairs.iterrows():
         row = {k: p[k] for k in KEY}
+        row.update(base_noise=float(p["noise_base"]), new_noise=float(p["noise_new"]),
+                   base_marks=_marks(p, "base"), new_marks=_marks(p, "new"))
         row["unit"] = p["primary_unit_new"]
         row["verified"] = _verified_change(bool(p["verified_base"]), bool(p["verified_new"]))
         failed = p["status_new"] != "ok" or p["status_base"] != "ok"
@@ -92,12 +123,25 @@ def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule) -> pd.DataFr
                        reason=f"status {p['status_base']} -> {p['status_new']}")
         else:
             v = judge(p["throughput_samples_base"], p["throughput_samples_new"], rule)
+            reason = _noise_note(v.reason, row["base_noise"], row["new_noise"]) if v.verdict == NOISY else v.reason
             row.update(verdict=v.verdict, base_median=v.base_median, new_median=v.new_median,
-                       change=v.change, p_value=v.p_value, reason=v.reason)
+                       change=v.change, p_value=v.p_value, reason=reason)
         lost = row["verified"] == "yes->NO" or (p["status_new"] != "ok" and p["status_base"] == "ok")
         row["regression"] = row["verdict"] == SLOWER or lost
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _gain_marks(rs: ResultSet, key: tuple, mode: str = "mps") -> str:
+    """The marks of the ``mode`` and timeslice results a gain divides: noisy when either is (at the
+    smaller target of those that are), throttled repetitions and repetitions summed."""
+    r = rs.results
+    same = pd.Series([tuple(k) == key for k in r[GROUP].itertuples(index=False)], index=r.index, dtype=bool)
+    at = r[same & r["mode_label"].isin([mode, "timeslice"])]
+    noisy = at[at["noisy"].astype(bool)]
+    limit = float(noisy["noise_limit"].min()) if not noisy.empty else math.nan
+    throttled = sum(count_value(v) for v in at["throttled_repetitions"])
+    return marks_text(mark_tokens(not noisy.empty, limit, throttled, sum(count_value(v) for v in at["repetitions"])))
 
 
 def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:
@@ -108,10 +152,16 @@ def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:
         if not p["gain_samples_base"] or not p["gain_samples_new"]:
             continue
         v = judge(p["gain_samples_base"], p["gain_samples_new"], rule)
+        key = tuple(p[k] for k in GROUP)
+        noise_b, noise_n = relative_noise(p["gain_samples_base"]), relative_noise(p["gain_samples_new"])
         rows.append({**{k: p[k] for k in GROUP}, "verdict": v.verdict, "base_gain": p["gain_base"],
                      "new_gain": p["gain_new"], "change": p["gain_new"] / p["gain_base"] - 1.0,
-                     "p_value": v.p_value, "reason": v.reason, "regression": v.verdict == SLOWER})
-    columns = GROUP + ["verdict", "base_gain", "new_gain", "change", "p_value", "reason", "regression"]
+                     "p_value": v.p_value,
+                     "reason": _noise_note(v.reason, noise_b, noise_n) if v.verdict == NOISY else v.reason,
+                     "regression": v.verdict == SLOWER, "base_noise": noise_b, "new_noise": noise_n,
+                     "base_marks": _gain_marks(base, key), "new_marks": _gain_marks(new, key)})
+    columns = GROUP + ["verdict", "base_gain", "new_gain", "change", "p_value", "reason", "regression",
+                       "base_noise", "new_noise", "base_marks", "new_marks"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -164,7 +214,8 @@ def _result_columns() -> list[Column]:
         Column("new_median", "new median", lambda v, r: format_si(v, r["unit"])),
         Column("change", "change", lambda v, r: format_percent(v, signed=True)),
         Column("p_value", "p", _p), Column("verdict", "verdict", left=True),
-        Column("verified", "verified", left=True), Column("reason", "why", left=True),
+        Column("verified", "verified", left=True), Column("base_marks", "base marks", left=True),
+        Column("new_marks", "new marks", left=True), Column("reason", "why", left=True),
     ]
 
 
@@ -175,7 +226,9 @@ def _gain_columns() -> list[Column]:
         Column("base_gain", "base gain", lambda v, r: format_number(v, 3)),
         Column("new_gain", "new gain", lambda v, r: format_number(v, 3)),
         Column("change", "change", lambda v, r: format_percent(v, signed=True)),
-        Column("p_value", "p", _p), Column("verdict", "verdict", left=True), Column("reason", "why", left=True),
+        Column("p_value", "p", _p), Column("verdict", "verdict", left=True),
+        Column("base_marks", "base marks", left=True), Column("new_marks", "new marks", left=True),
+        Column("reason", "why", left=True),
     ]
 
 
@@ -245,6 +298,7 @@ def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str,
         gains = sort_rows(c.gains, GROUP)
         out.append(("### MPS gain over timeslice\n\n" if md else "MPS gain over timeslice:\n")
                    + render(gains, _gain_columns(), fmt))
+    out.append(LEGEND + "\n")
     for title, df in (("added (only in NEW)", c.added), ("removed (only in BASE)", c.removed)):
         if not df.empty:
             items = _keys(df)

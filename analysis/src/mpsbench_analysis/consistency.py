@@ -11,7 +11,11 @@ gets the writer's double back; kernel app has no iterations, and its
 (its FLOP/s and byte/s 0).  ``aggregate_cv`` is the CV of
 the primary samples, ``jain_fairness`` Jain's index over the ranks'
 ``throughput_per_s``, and ``verified`` is not true while a rank failed its
-verification (the CI gate relies on it).
+verification (the CI gate relies on it).  The optional ``noise``,
+``warmup`` and ``clocks`` of newer files are checked by quality.py: types
+and ranges (the schema copy may not know them), ``clocks.repetition_affected``
+with one entry per repetition and ``clocks.affected_repetitions`` its count
+of true.
 
 A file where these disagree was edited or corrupted, and analysing it would
 put numbers on the screen that no run measured, or let a CI gate pass on
@@ -25,6 +29,7 @@ import math
 from typing import Any
 
 from .errors import AnalysisError
+from .quality import check_quality, check_settings
 from .stats import coefficient_of_variation, median
 
 #: The writers copy doubles exactly; this only absorbs a reader that does not.
@@ -138,9 +143,11 @@ def check_result(r: dict[str, Any], name: str, where: str) -> None:
         if rank["gpu_iteration_time_s"] is not None:
             _check_summary(rank["gpu_iteration_time_s"], repetitions, name,
                            f"{where}.ranks[{j}].gpu_iteration_time_s")
+    check_quality(r, name, where)
 
 
 def check_consistency(doc: dict[str, Any], name: str) -> None:
-    """Every result of a schema-valid document (see the module doc)."""
+    """Every result of a schema-valid document (see the module doc), and the run's noise target."""
+    check_settings(doc["context"], name)
     for i, r in enumerate(doc["results"]):
         check_result(r, name, f"results[{i}]")

@@ -19,6 +19,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from .errors import AnalysisError
+from .quality import quality_fields
 from .stats import coefficient_of_variation
 from .validate import SCHEMA_NAME, SCHEMA_VERSION, load_document, schema
 
@@ -39,7 +40,11 @@ _HANDLED = {
     "active_ranks", "devices", "iterations_per_repetition", "repetitions", "work_per_iteration",
     "primary_metric", "primary_unit", "window_s", "aggregate", "aggregate_cv",
     "speedup_vs_one_rank_per_gpu", "jain_fairness", "verified", "max_rel_error", "ranks",
+    "noise", "warmup", "clocks",  # optional, newer files: quality.py
 }
+
+#: Counts that are None where unknown (older files), kept as integers next to them.
+_OPTIONAL_COUNTS = ("throttled_repetitions", "discarded_repetitions", "warmup_windows")
 
 
 @dataclass
@@ -82,8 +87,15 @@ def _number(value: Any) -> float:
 
 
 def result_rows(doc: dict[str, Any], name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Flattens one validated document into result rows and rank rows."""
+    """Flattens one validated document into result rows and rank rows.
+
+    Besides the record's own fields a row has its noise figure and throttle
+    counts (:func:`quality.quality_fields`: ``noise``, ``noise_limit``,
+    ``noisy``, ``throttled_repetitions``, ...), computed from the samples
+    where an older file has no ``noise``.
+    """
     rows, rank_rows = [], []
+    settings = doc["context"].get("settings") or {}
     for index, r in enumerate(doc["results"]):
         ok = r["status"] == "ok"
         # mpsbench writes a failed configuration with its measured fields null
@@ -120,6 +132,7 @@ def result_rows(doc: dict[str, Any], name: str) -> tuple[list[dict[str, Any]], l
             "item_unit": work.get("item_unit", ""),
             "aggregate": aggregate,
             "mps_active_thread_percentage": _number(r.get("mps_active_thread_percentage")),
+            **quality_fields(r, samples, settings),
         }
         for key, value in r.items():
             if key not in _HANDLED and key not in row and not isinstance(value, (dict, list)):
@@ -202,6 +215,8 @@ def load_results(paths: Iterable[str | Path]) -> ResultSet:
         complete[name] = bool(doc["complete"])
     results = pd.DataFrame(rows)
     _sizes_as_written(results)
+    for column in _OPTIONAL_COUNTS:  # Python ints and None: pandas would make floats of them
+        results[column] = pd.Series([row[column] for row in rows], index=results.index, dtype=object)
     _check_duplicates(results)
     results["result_id"] = range(len(results))
     ranks = pd.DataFrame(rank_rows)

@@ -49,6 +49,30 @@ def coefficient_of_variation(values: Sequence[float]) -> float:
     return 0.0 if m == 0 else stdev(values) / abs(m)
 
 
+#: Standard error of the median over that of the mean for normal samples, sqrt(pi / 2) = 1.2533
+#: (harness/stats.cpp, ``relative_median_standard_error``).
+MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)
+
+#: The harness's name for that estimator (``noise.estimator``).
+NOISE_ESTIMATOR = "median_se_normal"
+
+
+def relative_noise(values: Sequence[float]) -> float:
+    """Relative standard error of the median: 1.2533 * stdev / (sqrt(n) * median).
+
+    The noise figure of a result (``noise.relative`` in newer files): how far
+    the median throughput would move between runs, relative to itself.  NaN
+    for fewer than two values (no spread to estimate) or a median of 0 (the
+    harness writes null for both).
+    """
+    if len(values) < 2:
+        return math.nan
+    m = median(values)
+    if m == 0:
+        return math.nan
+    return MEDIAN_SE_FACTOR * stdev(values) / (math.sqrt(len(values)) * abs(m))
+
+
 @lru_cache(maxsize=None)
 def _u_counts(m: int, n: int) -> tuple[int, ...]:
     """Number of orderings of m x's and n y's giving each U = #(x > y) pairs.

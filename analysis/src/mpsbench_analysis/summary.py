@@ -9,16 +9,22 @@ Definitions (all on the median of the primary aggregate throughput):
   efficiency = throughput / the best ranks_per_gpu == 1 throughput of the
       same kernel, precision and mode at any size: how much of one
       saturated process the sharing ranks reach together.
+  noise = the relative standard error of the median throughput (the file's
+      ``noise.relative``, else computed from the samples); ``marks`` flag a
+      result whose noise is above its target (2 % without one) and one with
+      clock-throttled repetitions (quality.py), explained by a legend line.
 """
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
 
 from .loader import ResultSet, mode_sort_key
-from .tables import Column, render
+from .quality import LEGEND, mark_tokens, marks_text
+from .tables import Column, json_records, render
 from .units import format_number, format_percent, format_si
 
 GROUP = ["kernel", "precision", "size", "ranks_per_gpu"]
@@ -55,8 +61,14 @@ def summarize(rs: ResultSet) -> pd.DataFrame:
         "throughput": r["throughput"], "throughput_min": r["throughput_min"],
         "throughput_max": r["throughput_max"], "unit": r["primary_unit"], "cv": r["throughput_cv"],
         "speedup": r["speedup_vs_one_rank_per_gpu"], "jain_fairness": r["jain_fairness"],
-        "verified": r["verified"], "status": r["status"],
+        "verified": r["verified"], "status": r["status"], "repetitions": r["repetitions"],
+        "noise": r["noise"], "noise_target": r["noise_target"], "noise_limit": r["noise_limit"],
+        "noisy": r["noisy"], "noise_source": r["noise_source"], "clock_source": r["clock_source"],
+        "throttled_repetitions": r["throttled_repetitions"], "discarded_repetitions": r["discarded_repetitions"],
     })
+    df["mark_list"] = [mark_tokens(*v) for v in zip(df["noisy"], df["noise_limit"], df["throttled_repetitions"],
+                                                   df["repetitions"])]
+    df["marks"] = df["mark_list"].map(marks_text)
     timeslice = df[df["mode"] == "timeslice"].set_index(GROUP)["throughput"]
     ts = [timeslice.get(tuple(k), math.nan) for k in df[GROUP].itertuples(index=False)]
     df["gain_vs_timeslice"] = df["throughput"] / pd.Series(ts, index=df.index, dtype=float)
@@ -112,11 +124,13 @@ def columns() -> list[Column]:
         Column("mode", "mode", left=True),
         Column("throughput", "throughput", _si),
         Column("cv", "cv", lambda v, r: format_percent(v)),
+        Column("noise", "noise", lambda v, r: format_percent(v, 2)),
         Column("speedup", "speedup", _ratio),
         Column("gain_vs_timeslice", "vs timeslice", _ratio),
         Column("jain_fairness", "fairness", lambda v, r: format_number(v, 3)),
         Column("efficiency", "efficiency", _ratio),
         Column("verified", "verified", verified),
+        Column("marks", "marks", left=True),
     ]
 
 
@@ -124,12 +138,27 @@ def csv_columns() -> list[Column]:
     """Raw columns for CSV, unit included so numbers are self-describing."""
     keys = ["kernel", "precision", "size", "ranks_per_gpu", "mode", "throughput", "throughput_min",
             "throughput_max", "unit", "cv", "speedup", "gain_vs_timeslice", "jain_fairness",
-            "best_single_rank", "efficiency", "verified", "status"]
+            "best_single_rank", "efficiency", "verified", "status", "repetitions", "noise", "noise_target",
+            "noise_limit", "noisy", "noise_source", "clock_source", "throttled_repetitions",
+            "discarded_repetitions", "marks"]
     return [Column(k, k) for k in keys]
 
 
+def legend() -> str:
+    """The line under a table with the noise column and marks (the report can show it too)."""
+    return LEGEND
+
+
 def render_summary(df: pd.DataFrame, fmt: str) -> str:
-    """The summary in ``fmt``; the terminal table is blocked by kernel/precision/size."""
+    """The summary in ``fmt``; the terminal table is blocked by kernel/precision/size.
+
+    Table and Markdown end with the legend line; CSV has no room for one (its
+    ``noisy`` and ``throttled_repetitions`` columns say it); JSON is
+    ``{"legend": ..., "results": [...]}`` with ``marks`` as a list.
+    """
     if fmt == "csv":
         return render(df, csv_columns(), "csv")
-    return render(df, columns(), fmt, group_by=["kernel", "precision", "size"])
+    if fmt == "json":
+        rows = json_records(df.assign(marks=df["mark_list"]), [c.key for c in csv_columns()])
+        return json.dumps({"legend": LEGEND, "results": rows}, indent=1) + "\n"
+    return render(df, columns(), fmt, group_by=["kernel", "precision", "size"]) + "\n" + LEGEND + "\n"

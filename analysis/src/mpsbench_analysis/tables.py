@@ -1,22 +1,24 @@
-"""One table description, four renderings (terminal, CSV, Markdown, HTML).
+"""One table description, five renderings (terminal, CSV, JSON, Markdown, HTML).
 
 Each analysis builds a DataFrame of raw numbers and a list of Columns that
-say how a person should see them.  CSV keeps the raw numbers and field-like
-names (for spreadsheets and scripts); the other formats show the formatted
-text, so that the terminal, a CI page and the HTML report agree.
+say how a person should see them.  CSV and JSON keep the raw numbers and
+field-like names (for spreadsheets and scripts; JSON writes a missing value
+as null); the other formats show the formatted text, so that the terminal,
+a CI page and the HTML report agree.
 """
 
 from __future__ import annotations
 
 import html
 import io
+import json
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import pandas as pd
 
-FORMATS = ("table", "csv", "markdown")
+FORMATS = ("table", "csv", "markdown", "json")
 
 
 def _plain(value: Any, row: pd.Series) -> str:
@@ -80,6 +82,36 @@ def render_csv(df: pd.DataFrame, columns: list[Column]) -> str:
     return buffer.getvalue()
 
 
+def json_value(value: Any) -> Any:
+    """A DataFrame cell as plain JSON: NaN and NA -> None, numpy scalars -> Python, tuples -> lists."""
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if hasattr(value, "item"):  # numpy scalar
+        value = value.item()
+    try:
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        pass
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def json_records(df: pd.DataFrame, keys: list[str]) -> list[dict[str, Any]]:
+    """One object per row with ``keys``, values as :func:`json_value` makes them."""
+    return [{k: json_value(row[k]) for k in keys} for _, row in df.iterrows()]
+
+
+def render_json(df: pd.DataFrame, columns: list[Column]) -> str:
+    """A JSON array of one object per row, raw values under the column keys."""
+    return json.dumps(json_records(df, [c.key for c in columns]), indent=1) + "\n"
+
+
 def render_html(df: pd.DataFrame, columns: list[Column]) -> str:
     """A plain <table> for the report (styled by the report's CSS)."""
     head = "".join(f"<th>{html.escape(c.header)}</th>" for c in columns)
@@ -95,6 +127,8 @@ def render(df: pd.DataFrame, columns: list[Column], fmt: str, group_by: list[str
     """Dispatches on ``fmt`` (one of FORMATS)."""
     if fmt == "csv":
         return render_csv(df, columns)
+    if fmt == "json":
+        return render_json(df, columns)
     if fmt == "markdown":
         return render_markdown(df, columns)
     if fmt == "table":

@@ -1,0 +1,229 @@
+"""How far a result can be trusted: its noise figure and its clock-throttled repetitions.
+
+Newer results files carry three optional objects per record (older ones lack
+them; both load):
+
+* ``noise``: ``{estimator, relative, target, met}``, the relative noise of
+  the median throughput, i.e. the relative standard error of the median
+  ``1.2533 * stdev / (sqrt(n) * median)`` over the primary samples, and the
+  run's target for it (``settings.max_noise``, a fraction, or null);
+* ``warmup``: ``{seconds, windows, stable}``;
+* ``clocks``: ``{source, note, threshold, reference_sm_clock_mhz,
+  affected_repetitions, discarded_repetitions, repetition_affected[],
+  gpus[]}``: which repetitions ran with a throttled SM clock (NVML), and how
+  many were discarded and run again.
+
+A record without ``noise`` (or with a null ``relative``) gets the same
+figure computed here from its primary samples, so every file has one.  A
+result is *noisy* when its noise is above its target, or above
+:data:`DEFAULT_NOISE_TARGET` (2 %) when the run set none; it is *throttled*
+when some of its repetitions were throttle-affected.  Tables show both as
+marks (:func:`mark_tokens`), explained by a one-line legend.
+
+The JSON Schema of the package may not know these objects yet (files are
+validated with unknown fields allowed), so :func:`check_quality` checks the
+type and range of every field read here, and the cheap counts that must
+agree (called from consistency.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from .errors import AnalysisError
+from .stats import NOISE_ESTIMATOR, relative_noise
+
+#: The noise above which a result is marked when its run set no target (a fraction).
+DEFAULT_NOISE_TARGET = 0.02
+
+#: ``noise_estimator`` of a figure computed here (the file had none): the harness's own
+#: (``noise_source`` says "computed").
+COMPUTED_ESTIMATOR = NOISE_ESTIMATOR
+
+#: What the noise figure and the marks mean, one line under every table that shows them.
+LEGEND = ("noise: relative standard error of the median, 1.2533 sd / (sqrt(n) median); marks: noise>T = noise "
+          "above the target T (the run's max_noise, else 2%), throttled:K/N = K of N repetitions ran with a "
+          "throttled SM clock")
+
+
+# ---- validation -------------------------------------------------------------------------------
+
+_TYPES = {
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+}
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value) if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check(value: Any, kind: str, name: str, field: str, nullable: bool = False, minimum: float | None = None) -> None:
+    if value is None and nullable:
+        return
+    if not _TYPES[kind](value):
+        raise AnalysisError(f"expected {kind}{' or null' if nullable else ''}, got {_short(value)}", name, field)
+    if minimum is not None and value < minimum:
+        raise AnalysisError(f"{_short(value)} is less than the minimum of {minimum:g}", name, field)
+
+
+def _fields(obj: dict[str, Any], spec: dict[str, tuple], name: str, where: str) -> None:
+    """Checks the keys of ``spec`` that ``obj`` has: key -> (kind, nullable, minimum)."""
+    for key, (kind, nullable, minimum) in spec.items():
+        if key in obj:
+            _check(obj[key], kind, name, f"{where}.{key}", nullable, minimum)
+
+
+_NOISE = {"estimator": ("string", False, None), "relative": ("number", True, 0), "target": ("number", True, 0),
+          "met": ("boolean", True, None)}
+_WARMUP = {"seconds": ("number", True, 0), "windows": ("integer", True, 0), "stable": ("boolean", True, None)}
+_CLOCKS = {"source": ("string", False, None), "note": ("string", True, None), "threshold": ("number", True, None),
+           "reference_sm_clock_mhz": ("number", True, 0), "affected_repetitions": ("integer", False, 0),
+           "discarded_repetitions": ("integer", False, 0), "repetition_affected": ("array", False, None),
+           "gpus": ("array", False, None)}
+_GPU = {"gpu_index": ("integer", False, None), "gpu_uuid": ("string", False, None),
+        "sm_clock_mhz": ("array", False, None), "min_sm_clock_mhz": ("array", False, None),
+        "events": ("array", False, None)}
+
+
+def _check_clocks(clocks: dict[str, Any], r: dict[str, Any], name: str, where: str) -> None:
+    _fields(clocks, _CLOCKS, name, where)
+    affected = clocks.get("repetition_affected", [])
+    for i, flag in enumerate(affected):
+        _check(flag, "boolean", name, f"{where}.repetition_affected[{i}]")
+    for g, gpu in enumerate(clocks.get("gpus", [])):
+        at = f"{where}.gpus[{g}]"
+        _check(gpu, "object", name, at)
+        _fields(gpu, _GPU, name, at)
+        for key in ("sm_clock_mhz", "min_sm_clock_mhz"):
+            for i, mhz in enumerate(gpu.get(key, [])):
+                _check(mhz, "number", name, f"{at}.{key}[{i}]", nullable=True, minimum=0)
+        for i, events in enumerate(gpu.get("events", [])):
+            _check(events, "array", name, f"{at}.events[{i}]")
+            for j, event in enumerate(events):
+                _check(event, "string", name, f"{at}.events[{i}][{j}]")
+    # the counts that must agree (a failed record may have measured nothing; then the list is empty)
+    repetitions = r["repetitions"]
+    monitored = r["status"] == "ok" and clocks.get("source") == "nvml"
+    if "repetition_affected" in clocks and (affected or monitored) and len(affected) != repetitions:
+        raise AnalysisError(f"{len(affected)} {'entry' if len(affected) == 1 else 'entries'}, but repetitions is "
+                            f"{repetitions}", name, f"{where}.repetition_affected")
+    count = clocks.get("affected_repetitions")
+    if count is not None:
+        if affected and count != sum(affected):
+            raise AnalysisError(f"{count}, but repetition_affected holds {sum(affected)} true", name,
+                                f"{where}.affected_repetitions")
+        if count > repetitions:
+            raise AnalysisError(f"{count}, but repetitions is {repetitions}", name, f"{where}.affected_repetitions")
+
+
+def check_quality(r: dict[str, Any], name: str, where: str) -> None:
+    """Types, ranges and counts of a record's optional ``noise``, ``warmup`` and ``clocks``."""
+    for key, spec in (("noise", _NOISE), ("warmup", _WARMUP)):
+        value = r.get(key)
+        if value is not None:
+            _check(value, "object", name, f"{where}.{key}")
+            _fields(value, spec, name, f"{where}.{key}")
+    clocks = r.get("clocks")
+    if clocks is not None:
+        _check(clocks, "object", name, f"{where}.clocks")
+        _check_clocks(clocks, r, name, f"{where}.clocks")
+
+
+def check_settings(context: dict[str, Any], name: str) -> None:
+    """``context.settings.max_noise``, the default noise target of the run (a fraction or null)."""
+    settings = context.get("settings")
+    if isinstance(settings, dict) and "max_noise" in settings:
+        _check(settings["max_noise"], "number", name, "context.settings.max_noise", nullable=True, minimum=0)
+
+
+# ---- reading ----------------------------------------------------------------------------------
+
+def _nan(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def quality_fields(r: dict[str, Any], samples: tuple[float, ...], settings: dict[str, Any]) -> dict[str, Any]:
+    """The row columns of one checked record (see :func:`check_quality`).
+
+    noise: the file's ``noise.relative``, else computed from ``samples``
+        (NaN for a failed result or fewer than two repetitions);
+    noise_source: "file", "computed" or "" (no figure);
+    noise_target: the run's target (``noise.target``, else
+        ``settings.max_noise``), NaN when it set none;
+    noise_limit: the target, else DEFAULT_NOISE_TARGET;
+    noisy: noise > noise_limit;
+    throttled_repetitions, discarded_repetitions: from ``clocks``, None when
+        the file has none or did not monitor the clocks (source "none").
+    """
+    ok = r["status"] == "ok"
+    noise = r.get("noise") or {}
+    relative = noise.get("relative")
+    if not ok:
+        value, source = math.nan, ""
+    elif relative is not None:
+        value, source = float(relative), "file"
+    else:
+        value = relative_noise(samples)
+        source = "computed" if math.isfinite(value) else ""
+    estimator = (noise.get("estimator") or "") if source == "file" else (COMPUTED_ESTIMATOR if source else "")
+    target = noise.get("target")
+    if target is None:
+        target = (settings or {}).get("max_noise")
+    limit = DEFAULT_NOISE_TARGET if target is None else float(target)
+    warmup = r.get("warmup") or {}
+    clocks = r.get("clocks") or {}
+    clock_source = str(clocks.get("source", ""))
+    flags = tuple(bool(f) for f in clocks.get("repetition_affected", []))
+    monitored = bool(clocks) and clock_source != "none"
+    affected = clocks.get("affected_repetitions", sum(flags) if flags else None) if monitored else None
+    discarded = clocks.get("discarded_repetitions") if monitored else None
+    mins = [float(v) for gpu in clocks.get("gpus", []) for v in gpu.get("min_sm_clock_mhz", []) if v is not None]
+    events = sorted({e for gpu in clocks.get("gpus", []) for rep in gpu.get("events", []) for e in rep})
+    return {
+        "noise": value, "noise_source": source, "noise_estimator": estimator, "noise_target": _nan(target),
+        "noise_limit": limit, "noise_met": noise.get("met"), "noisy": bool(math.isfinite(value) and value > limit),
+        "warmup_s": _nan(warmup.get("seconds")), "warmup_windows": warmup.get("windows"),
+        "warmup_stable": warmup.get("stable"),
+        "clock_source": clock_source, "throttled_repetitions": affected if ok else None,
+        "discarded_repetitions": discarded if ok else None, "repetition_throttled": flags,
+        "reference_sm_clock_mhz": _nan(clocks.get("reference_sm_clock_mhz")),
+        "min_sm_clock_mhz": min(mins) if mins else math.nan, "clock_events": ",".join(events),
+    }
+
+
+# ---- marks ------------------------------------------------------------------------------------
+
+def count_value(value: Any) -> int:
+    """A throttled count from a DataFrame cell (None, NaN, pd.NA or a number) as an int, 0 when unknown."""
+    try:
+        return 0 if value is None or value != value else int(value)
+    except TypeError:  # pd.NA
+        return 0
+
+
+def percent_text(fraction: float) -> str:
+    """0.02 -> '2%', 0.005 -> '0.5%', 0.0125 -> '1.25%'."""
+    return f"{fraction * 100:.4g}%"
+
+
+def mark_tokens(noisy: bool, limit: float, throttled: Any, repetitions: Any) -> list[str]:
+    """['noise>2%', 'throttled:2/5'], each present when it applies (see LEGEND)."""
+    out = []
+    if bool(noisy):
+        out.append(f"noise>{percent_text(limit)}")
+    k = count_value(throttled)
+    if k:
+        out.append(f"throttled:{k}/{count_value(repetitions)}")
+    return out
+
+
+def marks_text(tokens: list[str]) -> str:
+    return " ".join(tokens)
