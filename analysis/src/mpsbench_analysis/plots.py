@@ -4,6 +4,14 @@ One figure per kernel and precision, faceted by size, so a sweep gives a
 handful of files rather than hundreds.  Each facet picks its own SI prefix
 because sizes differ by orders of magnitude.  The Agg backend is forced so
 this runs on headless machines and in CI.
+
+The figures go on slides and into the HTML report, so they are laid out
+for a reader: matplotlib's constrained layout keeps titles, labels and the
+legend apart, titles are wrapped to the figure's width, the legend sits
+below the panels with as many columns as fit, every title says how many
+GPUs the numbers come from (results' ``devices``), every axis its unit, and
+each mode has one colour, marker and line style everywhere (styles.py).
+tests/test_figure_layout.py checks all of it from matplotlib's own extents.
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ import io
 import math
 import random
 import re
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -19,26 +28,27 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.colors import TwoSlopeNorm  # noqa: E402
+from matplotlib.colors import TwoSlopeNorm, to_rgba  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.legend_handler import HandlerTuple  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from .loader import ResultSet, mode_sort_key  # noqa: E402
 from .safe_write import OutputDirectory  # noqa: E402
+from .styles import mode_style  # noqa: E402
 from .summary import gain_table, sort_rows  # noqa: E402
 from .units import prefix_for, prefixed_unit, time_scale  # noqa: E402
 
-_MODE_COLORS = {"timeslice": "#1f77b4", "mps": "#ff7f0e", "mps-qos": "#2ca02c", "streams": "#9467bd",
-                "mixed": "#d62728", "cpu": "#7f7f7f"}
-_OTHER_COLORS = ["#8c564b", "#e377c2", "#17becf", "#bcbd22"]
-_MARKERS = {"timeslice": "o", "mps": "s", "mps-qos": "^", "streams": "D", "mixed": "x", "cpu": "o"}
+#: Figure-relative x of left-aligned titles.
+_TITLE_X = 0.01
+_TITLE_SIZE = 12
+_BOX_ALPHA = 0.25
 
 
-def mode_color(label: str, labels: list[str]) -> str:
-    """Fixed colours for the known modes; labels such as ``mps-qos:50%`` take the next free one."""
-    if label in _MODE_COLORS:
-        return _MODE_COLORS[label]
-    extras = [m for m in sorted(set(labels), key=mode_sort_key) if m not in _MODE_COLORS]
-    return _OTHER_COLORS[extras.index(label) % len(_OTHER_COLORS)] if label in extras else "#000000"
+def mode_color(label: str, labels: list[str] | None = None) -> str:
+    """The colour of a mode label (styles.py); ``labels`` is accepted for old callers and ignored."""
+    return mode_style(label).color
 
 
 def _slug(*parts: str) -> str:
@@ -58,34 +68,122 @@ def _size_title(size) -> str:
     return "no problem size" if size is None else f"size {size}"
 
 
-def _facets(n: int, width: float = 4.4, height: float = 3.4) -> tuple[Figure, list]:
-    """A grid of n axes, at most 3 across and about 15 inches wide."""
+def _plural(n: int, word: str) -> str:
+    """'2 GPUs', with a no-break space: a wrapped title keeps the count with its word."""
+    return f"{n}\u00a0{word}" + ("" if n == 1 else "s")
+
+
+def _device_word(df) -> str:
+    """'GPU', or 'host' for results of --device cpu (ranks_per_gpu then counts ranks per host)."""
+    return "GPU" if (df["device"] != "cpu").any() else "host"
+
+
+def _devices(df) -> tuple[str, dict[str, str]]:
+    """How many GPUs the numbers of ``df`` come from: (phrase for a title, suffix per mode for the legend).
+
+    Each result says how many devices its aggregate spans (``devices``).  One
+    count for the whole figure goes into the title ("2 GPUs"); when
+    files with different counts were merged, each mode's count goes into its
+    legend entry instead, so no line is read as measured on GPUs it was not.
+    """
+    word = _device_word(df)
+    counts = sorted(set(int(n) for n in df["devices"]))
+    if len(counts) == 1:
+        return _plural(counts[0], word), {}
+    per_mode = {m: sorted(set(int(n) for n in g["devices"])) for m, g in df.groupby("mode_label")}
+    span = f"{counts[0]} to {_plural(counts[-1], word)}"
+    if all(len(c) == 1 for c in per_mode.values()):
+        return f"{span} (per mode in the legend)", {m: f" ({_plural(c[0], word)})" for m, c in per_mode.items()}
+    return f"{span} (differs between results)", {}
+
+
+def _figure(n: int, width: float, height: float, min_width: float = 6.0,
+            extra_height: float = 1.3) -> tuple[Figure, list]:
+    """A grid of n axes, at most 3 across and about 15 inches wide, under constrained layout.
+
+    ``extra_height`` is room for the title above and the legend below the panels.
+    """
     ncols = max(1, min(3, n, int(15 // width)))
     nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows + 0.5), squeeze=False)
+    fig = plt.figure(figsize=(max(width * ncols, min_width), height * nrows + extra_height), layout="constrained")
+    fig.get_layout_engine().set(w_pad=0.06, h_pad=0.06)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
     flat = list(axes.flat)
     for ax in flat[n:]:
         ax.set_visible(False)
     return fig, flat[:n]
 
 
-def _rank_axis(ax, ranks: list[int]) -> None:
+def _wrap(fig: Figure, text: str, fontsize: float) -> str:
+    """``text`` with each line broken at spaces so that it fits the figure's width."""
+    renderer = fig.canvas.get_renderer()
+    avail = fig.bbox.width * (1 - 2 * _TITLE_X)
+    probe = fig.text(0, 0, "", fontsize=fontsize)
+    out = []
+    try:
+        for line in text.split("\n"):
+            chars = len(line)
+            while True:
+                wrapped = textwrap.fill(line, max(chars, 8), break_on_hyphens=False)
+                probe.set_text(wrapped)
+                if probe.get_window_extent(renderer).width <= avail or chars <= 8:
+                    break
+                chars -= max(1, chars // 20)
+            out.append(wrapped)
+    finally:
+        probe.remove()
+    return "\n".join(out)
+
+
+def _title(fig: Figure, title: str, note: str = "") -> None:
+    """A left-aligned figure title, wrapped to the width; ``note`` (how to read it) on the line below."""
+    text = title + (f"\n{note}" if note else "")
+    fig.suptitle(_wrap(fig, text, _TITLE_SIZE), x=_TITLE_X, ha="left", fontsize=_TITLE_SIZE)
+
+
+def _legend(fig: Figure, handles: list, labels: list[str], **kwargs) -> None:
+    """The modes' legend below the panels, in as many columns as fit the figure's width."""
+    if not labels:
+        return
+    renderer = fig.canvas.get_renderer()
+    for ncols in range(min(len(labels), 8), 0, -1):
+        legend = fig.legend(handles, labels, title="mode", loc="outside lower center", ncols=ncols,
+                            frameon=False, columnspacing=1.4, **kwargs)
+        if ncols == 1 or legend.get_window_extent(renderer).width <= 0.98 * fig.bbox.width:
+            return
+        legend.remove()
+
+
+def _rank_axis(ax, ranks: list[int], word: str = "GPU") -> None:
     """Ranks per GPU on a log2 axis with a tick at each measured count."""
     if len(ranks) > 1 and min(ranks) > 0:
         ax.set_xscale("log", base=2)
     ax.set_xticks(ranks)
     ax.set_xticklabels([str(r) for r in ranks])
     ax.minorticks_off()
-    ax.set_xlabel("ranks per GPU")
+    ax.set_xlabel(f"ranks per {word}")
+
+
+def _nothing(fig: Figure, ax, what: str) -> Figure:
+    ax.text(0.5, 0.5, f"no successful result to plot ({what})", ha="center", va="center", transform=ax.transAxes)
+    ax.set_axis_off()
+    return fig
 
 
 def throughput_figure(rs: ResultSet, kernel: str, precision: str) -> Figure:
     """Aggregate throughput (median, min-max bars) vs ranks per GPU, a line per mode, a facet per size."""
     r = rs.results
     data = r[(r["kernel"] == kernel) & (r["precision"] == precision) & r["throughput"].notna()]
+    if data.empty:
+        fig, axes = _figure(1, 6.0, 3.0)
+        _title(fig, f"{kernel} {precision}: aggregate throughput")
+        return _nothing(fig, axes[0], "every result failed")
     sizes = _sizes(data)
     modes = sorted(set(data["mode_label"]), key=mode_sort_key)
-    fig, axes = _facets(len(sizes))
+    word = _device_word(data)
+    devices, suffix = _devices(data)
+    fig, axes = _figure(len(sizes), 4.8, 3.4, extra_height=1.4 + 0.25 * math.ceil(len(modes) / 3))
+    handles: dict[str, object] = {}
     for ax, size in zip(axes, sizes):
         at = _at_size(data, size)
         factor, prefix = prefix_for(at["throughput_max"].max())
@@ -96,25 +194,19 @@ def throughput_figure(rs: ResultSet, kernel: str, precision: str) -> Figure:
                 continue
             y = m["throughput"] / factor
             err = [y - m["throughput_min"] / factor, m["throughput_max"] / factor - y]
-            ax.errorbar(m["ranks_per_gpu"], y, yerr=err, label=mode, color=mode_color(mode, modes),
-                        marker=_MARKERS.get(mode.split(":")[0], "o"), capsize=3, linewidth=1.6)
-        _rank_axis(ax, sorted(set(at["ranks_per_gpu"])))
+            style = mode_style(mode)
+            handles[mode] = ax.errorbar(m["ranks_per_gpu"], y, yerr=err, label=mode, capsize=3, linewidth=1.6,
+                                        markersize=6, **style.line_kwargs)
+        _rank_axis(ax, sorted(set(at["ranks_per_gpu"])), word)
         ax.set_ylim(0, 1.1 * at["throughput_max"].max() / factor)
-        ax.set_ylabel(f"throughput [{prefixed_unit(prefix, unit)}]")
+        ax.set_ylabel(f"aggregate throughput [{prefixed_unit(prefix, unit)}]")
         ax.set_title(_size_title(size))
         ax.grid(True, alpha=0.3)
-    handles, labels = [], []
-    for ax in axes:  # a mode may be missing from some sizes
-        for h, label in zip(*ax.get_legend_handles_labels()):
-            if label not in labels:
-                handles.append(h)
-                labels.append(label)
-    order = sorted(range(len(labels)), key=lambda i: mode_sort_key(labels[i]))
-    handles, labels = [handles[i] for i in order], [labels[i] for i in order]
-    fig.legend(handles, labels, title="mode", loc="upper right", ncols=min(len(labels), 6), frameon=False)
-    fig.suptitle(f"{kernel} {precision}: aggregate throughput vs ranks per GPU (median, bars min-max)",
-                 x=0.02, ha="left")
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))  # room for the suptitle
+    labels = [m for m in modes if m in handles]
+    _legend(fig, [handles[m] for m in labels], [m + suffix.get(m, "") for m in labels])
+    what = "completed runs per second" if kernel == "app" else "throughput"
+    _title(fig, f"{kernel} {precision}: {what} vs ranks per {word}, aggregate over {devices}",
+           "median of the repetitions; bars: min to max")
     return fig
 
 
@@ -124,8 +216,15 @@ def gain_figure(rs: ResultSet, kernel: str, precision: str, mode: str = "mps") -
     g = g[(g["kernel"] == kernel) & (g["precision"] == precision)]
     if g.empty:
         return None
-    sizes = _sizes(g)
-    ranks = sorted(set(g["ranks_per_gpu"]))
+    r = rs.results
+    measured = r[(r["kernel"] == kernel) & (r["precision"] == precision) & r["mode_label"].isin([mode, "timeslice"])]
+    devices, suffix = _devices(measured)
+    if suffix:  # e.g. timeslice on 1 GPU, mps on 2: say so in the title, there is no legend
+        devices = ", ".join(f"{m}{s}" for m, s in suffix.items())
+    word = _device_word(measured)
+    # every size and count either mode ran (a failed or missing configuration is a grey cell, not a gap)
+    sizes = _sizes(measured)
+    ranks = sorted(set(measured["ranks_per_gpu"]))
     grid = np.full((len(sizes), len(ranks)), np.nan)
     for row in g.itertuples(index=False):
         grid[sizes.index(row.size), ranks.index(row.ranks_per_gpu)] = row.gain
@@ -133,62 +232,102 @@ def gain_figure(rs: ResultSet, kernel: str, precision: str, mode: str = "mps") -
     lo, hi = np.nanmin(grid), np.nanmax(grid)
     span = max(hi, 1.0 / lo if lo > 0 else 2.0, 1.05)
     norm = TwoSlopeNorm(vcenter=1.0, vmin=min(lo, 1.0 / span), vmax=max(hi, span))
-    fig, ax = plt.subplots(figsize=(1.3 * len(ranks) + 3.2, 0.55 * len(sizes) + 2.2))
-    cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="#dddddd")  # grey: not measured in both modes
+    fig = plt.figure(figsize=(max(6.0, 0.9 * len(ranks) + 3.4), max(3.8, 0.42 * len(sizes) + 2.8)),
+                     layout="constrained")
+    fig.get_layout_engine().set(w_pad=0.06, h_pad=0.06)
+    ax = fig.add_subplot()
+    cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="#c8c8c8")  # grey: not measured in both modes
     image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, aspect="auto", origin="lower")
     for i in range(len(sizes)):
         for j in range(len(ranks)):
-            if not np.isnan(grid[i, j]):
-                strong = abs(norm(grid[i, j]) - 0.5) > 0.35
+            if np.isnan(grid[i, j]):  # said in words too: the grey is close to the palest gains
+                ax.text(j, i, "n/a", ha="center", va="center", fontsize=9, color="#444444")
+            else:
+                strong = abs(norm(grid[i, j]) - 0.5) > 0.3
                 ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=9,
                         color="white" if strong else "black")
     ax.set_xticks(range(len(ranks)), [str(r) for r in ranks])
-    ax.set_yticks(range(len(sizes)), ["-" if s is None else str(s) for s in sizes])
-    ax.set_xlabel("ranks per GPU")
-    ax.set_ylabel("problem size")
-    fig.colorbar(image, ax=ax, label=f"gain = {mode} / timeslice throughput")
-    ax.set_title(f"{kernel} {precision}: MPS gain (>1: {mode} faster)")
-    fig.tight_layout()
+    ax.set_yticks(range(len(sizes)), ["no size" if s is None else str(s) for s in sizes])
+    if any(s is not None for s in sizes):
+        ax.set_ylabel("problem size")
+    ax.set_xlabel(f"ranks per {word}")
+    fig.colorbar(image, ax=ax, label=f"gain ({mode} / timeslice)", shrink=1.0)
+    _title(fig, f"{kernel} {precision}: MPS gain, {mode} / timeslice aggregate throughput over {devices}",
+           f"above 1: {mode} faster; n/a: not measured in both modes")
     return fig
+
+
+def _configs(at) -> list[tuple[int, str]]:
+    pairs = sort_rows(at[["ranks_per_gpu", "mode_label"]].drop_duplicates(), ["ranks_per_gpu", "mode_label"],
+                      "mode_label")
+    return [(int(p.ranks_per_gpu), p.mode_label) for p in pairs.itertuples(index=False)]
 
 
 def rank_time_figure(rs: ResultSet, kernel: str, precision: str) -> Figure:
     """Per-rank iteration times per configuration: a box over all ranks' repetitions,
-    a dot per rank (its median), a facet per size; a spread-out box means unfair sharing."""
+    a dot per rank (its median), a facet per size; a spread-out box means unfair sharing.
+
+    Ranks per GPU are groups along x, modes boxes within a group in their own
+    colour, hatch and (for the dots) marker, named in the legend."""
+    r = rs.results
+    results = r[(r["kernel"] == kernel) & (r["precision"] == precision) & (r["status"] == "ok")]
     ranks = rs.ranks
-    data = ranks[(ranks["kernel"] == kernel) & (ranks["precision"] == precision)]
+    # a failed result's times measured nothing the reader should compare
+    data = ranks[ranks["result_id"].isin(set(results["result_id"]))] if len(ranks) else ranks
+    what = "run" if kernel == "app" else "iteration"
+    if data.empty:
+        fig, axes = _figure(1, 6.0, 3.0)
+        _title(fig, f"{kernel} {precision}: time per {what} of each rank")
+        return _nothing(fig, axes[0], "no rank measured")
+    results = results[results["result_id"].isin(set(data["result_id"]))]
+    word = _device_word(results)
+    devices, suffix = _devices(results)
     sizes = _sizes(data)
     modes = sorted(set(data["mode_label"]), key=mode_sort_key)
+    # a box per mode measured at that count, side by side and centred on the count's tick
+    per_group = data[["size", "ranks_per_gpu", "mode_label"]].drop_duplicates() \
+        .groupby(["size", "ranks_per_gpu"], dropna=False).size()
+    boxes = int(per_group.max())
+    slot = min(0.8 / boxes, 0.45)
     jitter = random.Random(0)
-    most = max(len(_at_size(data, s)[["ranks_per_gpu", "mode_label"]].drop_duplicates()) for s in sizes)
-    fig, axes = _facets(len(sizes), width=max(4.4, 0.6 * most + 1.2), height=3.8)
+    most = max(len(set(_at_size(data, s)["ranks_per_gpu"])) for s in sizes)
+    fig, axes = _figure(len(sizes), max(4.8, 0.32 * most * boxes + 1.6), 3.6,
+                        extra_height=1.4 + 0.25 * math.ceil(len(modes) / 3))
     for ax, size in zip(axes, sizes):
         at = _at_size(data, size)
-        configs = sort_rows(at[["ranks_per_gpu", "mode_label"]].drop_duplicates(), ["ranks_per_gpu", "mode_label"],
-                            "mode_label")
+        groups = sorted(set(at["ranks_per_gpu"]))
+        configs = _configs(at)
         factor, unit = time_scale(float(np.median([s for t in at["iteration_time_samples_s"] for s in t])))
-        for x, c in enumerate(configs.itertuples(index=False)):
-            sel = at[(at["ranks_per_gpu"] == c.ranks_per_gpu) & (at["mode_label"] == c.mode_label)]
+        for rpg, mode in configs:
+            sel = at[(at["ranks_per_gpu"] == rpg) & (at["mode_label"] == mode)]
+            here = [m for g, m in configs if g == rpg]
+            x = groups.index(rpg) + (here.index(mode) - (len(here) - 1) / 2) * slot
             pooled = [s / factor for t in sel["iteration_time_samples_s"] for s in t]
-            color = mode_color(c.mode_label, modes)
-            ax.boxplot([pooled], positions=[x], widths=0.6, showfliers=False, patch_artist=True,
-                       boxprops={"facecolor": color, "alpha": 0.25, "edgecolor": color},
-                       medianprops={"color": color}, whiskerprops={"color": color}, capprops={"color": color})
-            xs = [x + jitter.uniform(-0.18, 0.18) for _ in range(len(sel))]
-            ax.scatter(xs, sel["iteration_time_s"] / factor, s=14, color=color, zorder=3,
-                       edgecolors="black", linewidths=0.4)
-        labels = [f"{c.ranks_per_gpu}\n{c.mode_label.replace(':', chr(10))}" if len(modes) > 1
-                  else str(c.ranks_per_gpu)
-                  for c in configs.itertuples(index=False)]
-        ax.set_xticks(range(len(configs)), labels, fontsize=8 if len(modes) > 1 else 10)
-        ax.set_xlabel("ranks per GPU" + (" / mode" if len(modes) > 1 else ""))
-        ax.set_ylabel(f"time per iteration [{unit}]")
+            style = mode_style(mode)
+            ax.boxplot([pooled], positions=[x], widths=0.8 * slot, showfliers=False, patch_artist=True,
+                       boxprops={"facecolor": to_rgba(style.color, _BOX_ALPHA), "edgecolor": style.color,
+                                 "hatch": style.hatch},
+                       medianprops={"color": style.color, "linewidth": 1.6}, whiskerprops={"color": style.color},
+                       capprops={"color": style.color})
+            xs = [x + jitter.uniform(-0.3, 0.3) * slot for _ in range(len(sel))]
+            ax.scatter(xs, sel["iteration_time_s"] / factor, s=16, color=style.color, marker=style.marker,
+                       zorder=3, edgecolors="black", linewidths=0.4)
+        ax.set_xticks(range(len(groups)), [str(g) for g in groups])
+        ax.set_xlim(-0.5, len(groups) - 0.5)
+        ax.set_xlabel(f"ranks per {word}")
+        ax.set_ylabel(f"time per {what} [{unit}]")
         ax.set_ylim(bottom=0)
         ax.set_title(_size_title(size))
         ax.grid(True, axis="y", alpha=0.3)
-    fig.suptitle(f"{kernel} {precision}: per-rank iteration time (box: all ranks x repetitions; dot: a rank's median)",
-                 x=0.02, ha="left")
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))  # room for the suptitle
+    handles = []
+    for mode in modes:
+        style = mode_style(mode)
+        handles.append((Patch(facecolor=to_rgba(style.color, _BOX_ALPHA), edgecolor=style.color, hatch=style.hatch),
+                        Line2D([], [], color=style.color, marker=style.marker, linestyle="none",
+                               markeredgecolor="black", markeredgewidth=0.4)))
+    _legend(fig, handles, [m + suffix.get(m, "") for m in modes], handler_map={tuple: HandlerTuple(ndivide=None)})
+    _title(fig, f"{kernel} {precision}: time per {what} of each rank, on {devices}",
+           "box: all ranks x repetitions; dot: one rank's median")
     return fig
 
 
@@ -203,6 +342,12 @@ def all_figures(rs: ResultSet) -> list[tuple[str, Figure]]:
             out.append((_slug("mps-gain", kernel, precision), gain))
         out.append((_slug("rank-times", kernel, precision), rank_time_figure(rs, kernel, precision)))
     return out
+
+
+def figure_title(fig: Figure) -> str:
+    """The figure's title on one line (for alt texts)."""
+    title = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    return " ".join(title.replace("\u00a0", " ").split())
 
 
 def write_plots(rs: ResultSet, outdir: str | Path, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:

@@ -1,7 +1,14 @@
-"""One self-contained HTML page per run: context, summary, crossover, plots.
+"""One self-contained HTML page per run: context, crossover verdicts, plots, summary.
 
 Figures are embedded as base64 PNG so the page can be attached to a CI job
-or mailed without its directory; nothing is fetched when it is opened.
+or mailed without its directory; nothing is fetched when it is opened, and
+the page has no script.  It is read on screens of any width (wide tables
+scroll inside their box, long command lines wrap) and printed (print CSS:
+A4, no figure or table row split across pages, no figure taller than a
+page, headings kept with what follows them).  The modes' key uses the
+colours, markers and line styles of the figures (styles.py).
+tests/test_report_browser.py opens the page in headless Chromium and checks
+all of this as a reader's browser does.
 """
 
 from __future__ import annotations
@@ -9,39 +16,89 @@ from __future__ import annotations
 import base64
 import html
 import io
+from collections import Counter
 from typing import Any
 
 import matplotlib.pyplot as plt
 
-from .crossover import crossovers, table_columns as crossover_columns
+from . import crossover as _crossover
+from .crossover import table_columns as crossover_columns
 from .errors import AnalysisError
-from .loader import ResultSet
-from .plots import all_figures
+from .loader import ResultSet, mode_sort_key
+from .plots import all_figures, figure_title
+from .styles import mode_style
 from .summary import columns as summary_columns, summarize
 from .tables import render_html
 
+#: Resolution of the embedded figures (their pixels are shown 1:1 on a 96 dpi screen, scaled down when narrower).
+FIGURE_DPI = 100
+
 _CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
-table { border-collapse: collapse; margin: .5em 0 1.5em; font-size: .9em; }
-th, td { border: 1px solid #ddd; padding: .25em .6em; } th { background: #f3f3f3; }
+:root { color-scheme: light; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; padding: 0 1em; max-width: 1200px; color: #222;
+       background: #fff; line-height: 1.35; }
+h1 { font-size: 1.6em; margin-bottom: .2em; } .lead { color: #444; margin-top: 0; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
+nav { font-size: .95em; } nav a { margin-right: 1.2em; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; margin: .5em 0 1.5em; font-size: .85em; }
+th, td { border: 1px solid #ddd; padding: .25em .5em; } td { white-space: nowrap; }
+th { background: #f3f3f3; vertical-align: bottom; }
 td.r { text-align: right; font-variant-numeric: tabular-nums; } td.l { text-align: left; }
-dl { display: grid; grid-template-columns: max-content auto; gap: .2em 1em; }
-dt { font-weight: 600; } dd { margin: 0; } img { max-width: 100%; margin: .5em 0 1.5em; }
+dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .2em 1em; }
+dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
+figure { margin: 1em 0 2em; } figure img { display: block; max-width: 100%; height: auto; }
+figcaption { color: #555; font-size: .85em; margin-top: .3em; }
+ul.modes { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .3em 1.5em; }
+ul.modes li { display: flex; align-items: center; gap: .4em; } ul.modes svg { flex: none; }
 .verdict { font-weight: 600; } .note { color: #666; }
+@page { size: A4; margin: 12mm; }
+@media print {
+  body { max-width: none; margin: 0; padding: 0; font-size: 10pt; }
+  nav { display: none; }
+  h2, h3 { break-after: avoid; page-break-after: avoid; }
+  #plots, #summary { break-before: page; page-break-before: always; }
+  figure, tr, dl, .verdict, ul.modes { break-inside: avoid; page-break-inside: avoid; }
+  figure img { max-height: 240mm; width: auto; }
+  .scroll { overflow: visible; }
+  table { font-size: 7.5pt; } th, td { padding: .15em .3em; } td { white-space: normal; }
+  thead { display: table-header-group; }
+  a { color: inherit; text-decoration: none; }
+}
 """
+
+# SVG shapes for the markers of styles.py, centred on (0, 0), about 8 px across.
+_MARKERS = {
+    "o": '<circle r="4"/>',
+    "s": '<rect x="-3.6" y="-3.6" width="7.2" height="7.2"/>',
+    "^": '<polygon points="0,-4.5 4.2,3.3 -4.2,3.3"/>',
+    "v": '<polygon points="0,4.5 4.2,-3.3 -4.2,-3.3"/>',
+    "<": '<polygon points="-4.5,0 3.3,4.2 3.3,-4.2"/>',
+    ">": '<polygon points="4.5,0 -3.3,4.2 -3.3,-4.2"/>',
+    "D": '<polygon points="0,-4.6 4.6,0 0,4.6 -4.6,0"/>',
+    "X": '<path d="M-4,-2.5L-2.5,-4L0,-1.5L2.5,-4L4,-2.5L1.5,0L4,2.5L2.5,4L0,1.5L-2.5,4L-4,2.5L-1.5,0Z"/>',
+    "P": '<path d="M-1.5,-4.5H1.5V-1.5H4.5V1.5H1.5V4.5H-1.5V1.5H-4.5V-1.5H-1.5Z"/>',
+    "p": '<polygon points="0,-4.5 4.3,-1.4 2.6,3.6 -2.6,3.6 -4.3,-1.4"/>',
+    "h": '<polygon points="0,-4.5 3.9,-2.25 3.9,2.25 0,4.5 -3.9,2.25 -3.9,-2.25"/>',
+    "*": '<polygon points="0,-5 1.2,-1.6 4.8,-1.5 1.9,0.6 2.9,4 0,2 -2.9,4 -1.9,0.6 -4.8,-1.5 -1.2,-1.6"/>',
+}
 
 
 def _esc(value: Any) -> str:
     return html.escape(str(value))
 
 
+def _gpus(c: dict[str, Any]) -> str:
+    """'2 × NVIDIA H100 80GB HBM3 (132 SMs)': how many of each model."""
+    models = Counter(f"{g['name']} ({g['sm_count']} SMs)" for g in c["gpus"])
+    return ", ".join(f"{n} × {model}" for model, n in sorted(models.items())) or "none (CPU device)"
+
+
 def _context_html(name: str, c: dict[str, Any]) -> str:
-    gpus = ", ".join(sorted({f"{g['name']} ({g['sm_count']} SMs)" for g in c["gpus"]})) or "none (CPU device)"
     rows = [
         ("file", name), ("date (UTC)", c["date_utc"]),
         ("mpsbench", f"{c['version']}, git {c['git_commit'][:12]}{' (dirty)' if c['git_dirty'] else ''}"),
-        ("hosts", ", ".join(c["hosts"])), ("GPUs", gpus),
+        ("hosts", ", ".join(c["hosts"])), ("GPUs", _gpus(c)),
         ("device", f"{c['device']['used']} (requested {c['device']['requested']})"
          + (f": {c['device']['note']}" if c["device"]["note"] else "")),
         ("MPI", f"{c['mpi']['library_version']}; {c['mpi']['world_size']} ranks"),
@@ -51,47 +108,102 @@ def _context_html(name: str, c: dict[str, Any]) -> str:
                      f"seed {c['settings']['seed']}"),
         ("command", " ".join(c["argv"])),
     ]
-    return "<dl>" + "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in rows) + "</dl>"
+    return '<dl class="context">' + "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in rows) + "</dl>"
 
 
-def _figure_html(fig: Any, alt: str) -> str:
+def _table(df: Any, columns: Any) -> str:
+    """A table that scrolls inside its own box on a narrow screen instead of widening the page."""
+    return f'<div class="scroll">{render_html(df, columns)}</div>'
+
+
+def _figure_html(stem: str, fig: Any) -> str:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
+    fig.savefig(buffer, format="png", dpi=FIGURE_DPI)
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return f'<img alt="{_esc(alt)}" src="data:image/png;base64,{data}">'
+    title = figure_title(fig) or stem
+    return (f'<figure id="{_esc(stem)}"><img alt="{_esc(title)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{_esc(stem)}.png (mpsbench-analyze plot)</figcaption></figure>")
+
+
+def _mode_key(labels: list[str]) -> str:
+    """The modes as the figures draw them: colour, line style, marker."""
+    items = []
+    for label in labels:
+        s = mode_style(label)
+        dash = f' stroke-dasharray="{s.dash_css}"' if s.dash_css else ""
+        marker = _MARKERS.get(s.marker, _MARKERS["o"])
+        items.append(
+            f'<li data-mode="{_esc(label)}" data-color="{s.color}">'
+            f'<svg width="40" height="14" viewBox="-20 -7 40 14" aria-hidden="true">'
+            f'<line x1="-19" y1="0" x2="19" y2="0" stroke="{s.color}" stroke-width="2"{dash}/>'
+            f'<g fill="{s.color}">{marker}</g></svg>{_esc(label)}</li>')
+    return '<ul class="modes" aria-label="modes">' + "".join(items) + "</ul>"
 
 
 def _crossover_html(rs: ResultSet, threshold: float) -> str:
+    find = getattr(_crossover, "all_crossovers", _crossover.crossovers)
     try:
-        found = crossovers(rs, threshold)
+        found = find(rs, threshold)
     except AnalysisError as exc:
         return f'<p class="note">No crossover: {_esc(exc.detail)}.</p>'
-    parts = [f'<p class="note">Crossover = smallest measured size S with gain &lt; {threshold:g} at every '
-             f'measured size &ge; S (gain = mps / timeslice throughput).</p>']
+    parts = []
+    if any(getattr(c, "axis", "size") == "size" for c in found):
+        parts.append(f'<p class="note">Crossover = smallest measured size S with gain &lt; {threshold:g} at every '
+                     f'measured size &ge; S (gain = mps / timeslice throughput).</p>')
+    if any(getattr(c, "axis", "size") != "size" for c in found):
+        parts.append(f'<p class="note">Applications (no size): the smallest measured count of copies per GPU '
+                     f'from which the gain stays &ge; {threshold:g}.</p>')
     for c in found:
-        parts.append(f"<h3>{_esc(c.kernel)} {_esc(c.precision)}, {c.ranks_per_gpu} ranks per GPU</h3>"
-                     f'<p class="verdict">{_esc(c.message)}</p>{render_html(c.table, crossover_columns(c))}')
+        title = getattr(c, "title", None) or f"{c.kernel} {c.precision}, {c.ranks_per_gpu} ranks per GPU"
+        parts.append(f"<h3>{_esc(title)}</h3>"
+                     f'<p class="verdict">{_esc(c.message)}</p>{_table(c.table, crossover_columns(c))}')
     return "".join(parts)
+
+
+def _lead(rs: ResultSet) -> str:
+    """One line under the title: the GPUs, the modes and how many results."""
+    gpus = sorted({_gpus(c) for c in rs.contexts.values()})
+    modes = sorted(set(rs.results["mode_label"]), key=mode_sort_key)
+    failed = int((rs.results["status"] != "ok").sum())
+    counts = f"{len(rs.results)} results" + (f", {failed} failed" if failed else "")
+    return f'<p class="lead">{_esc("; ".join(gpus))} · modes {_esc(", ".join(modes))} · {counts}</p>'
 
 
 def build_report(rs: ResultSet, threshold: float = 1.1) -> str:
     """The HTML text of the report for everything in ``rs``."""
     summary = summarize(rs)
-    sections = ["<h2>Context</h2>"] + [_context_html(n, c) for n, c in rs.contexts.items()]
-    sections.append("<h2>Summary</h2>")
-    sections.append('<p class="note">vs timeslice: throughput / timeslice throughput of the same configuration '
-                    "(on mps rows: the MPS gain). Efficiency: throughput / best single-rank throughput of the "
-                    "kernel, precision and mode. Fairness: Jain index over the ranks (1 = equal shares).</p>")
-    for (kernel, precision), group in summary.groupby(["kernel", "precision"], sort=False):
-        sections.append(f"<h3>{_esc(kernel)} {_esc(precision)}</h3>{render_html(group, summary_columns())}")
-    sections.append("<h2>When does MPS pay off?</h2>" + _crossover_html(rs, threshold))
-    sections.append("<h2>Plots</h2>")
+    modes = sorted(set(rs.results["mode_label"]), key=mode_sort_key)
+    sections = ['<nav><a href="#context">Context</a><a href="#crossover">When does MPS pay off?</a>'
+                '<a href="#plots">Plots</a><a href="#summary">Summary</a></nav>']
+    sections.append('<section id="context"><h2>Context</h2>'
+                    + "".join(_context_html(n, c) for n, c in rs.contexts.items()) + "</section>")
+    sections.append('<section id="crossover"><h2>When does MPS pay off?</h2>' + _crossover_html(rs, threshold)
+                    + "</section>")
+    plots = ['<section id="plots"><h2>Plots</h2><p class="note">Throughput is the aggregate over all GPUs of a '
+             "run (the count is in each title); each mode has one colour, line style and marker:</p>",
+             _mode_key(modes)]
+    current = None
     for stem, fig in all_figures(rs):
         try:
-            sections.append(_figure_html(fig, stem))
+            group = stem.split("_", 1)[1]
+            if group != current:
+                current = group
+                plots.append(f"<h3>{_esc(group.replace('_', ' '))}</h3>")
+            plots.append(_figure_html(stem, fig))
         finally:
             plt.close(fig)
+    sections.append("".join(plots) + "</section>")
+    summary_html = ['<section id="summary"><h2>Summary</h2>',
+                    '<p class="note">vs timeslice: throughput / timeslice throughput of the same configuration '
+                    "(on mps rows: the MPS gain). Efficiency: throughput / best single-rank throughput of the "
+                    "kernel, precision and mode. Fairness: Jain index over the ranks (1 = equal shares).</p>"]
+    # kernel and precision are the heading of each table, not two columns repeating it (print width)
+    columns = [c for c in summary_columns() if c.key not in ("kernel", "precision")]
+    for (kernel, precision), group in summary.groupby(["kernel", "precision"], sort=False):
+        summary_html.append(f"<h3>{_esc(kernel)} {_esc(precision)}</h3>{_table(group, columns)}")
+    sections.append("".join(summary_html) + "</section>")
     title = "mpsbench report: " + ", ".join(sorted({c["date_utc"] for c in rs.contexts.values()}))
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>'
-            f"<style>{_CSS}</style></head><body><h1>{_esc(title)}</h1>\n" + "\n".join(sections)
-            + "\n</body></html>\n")
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{_esc(title)}</title><style>{_CSS}</style></head>"
+            f"<body><h1>{_esc(title)}</h1>{_lead(rs)}\n" + "\n".join(sections) + "\n</body></html>\n")

@@ -1,0 +1,164 @@
+"""Every figure kind, as a person sees it: nothing clipped, nothing overlapping, units and GPUs said.
+
+Each case renders all figures of a results set (the real H100 and CPU
+fixtures, and synthetic sweeps with 1, 2 or 10 sizes, on 1, 2 or 8 GPUs,
+with every combination of modes, and farmed applications) and asks
+matplotlib where it drew each text (layout_check.py).  The PNGs are written
+to $MPSBENCH_TEST_ARTIFACTS/figures/<case>/ when that is set, else to
+pytest's tmp dir, so a failing layout can be looked at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import Patch
+import pytest
+
+import figure_docs
+import layout_check
+from conftest import DATA_DIR
+from mpsbench_analysis import load_results
+from mpsbench_analysis.plots import all_figures
+from mpsbench_analysis.styles import mode_style
+
+H100 = DATA_DIR / "h100-sweep-2026-11-21.json"
+CPU = DATA_DIR / "cpu-np4-matmul.json"
+
+
+def _cases() -> dict[str, object]:
+    cases: dict[str, object] = {"h100-fixture": H100, "cpu-fixture": CPU}
+    # the issue's sweep: two GPUs, timeslice, mps and streams, one size per kernel
+    cases["issue-2gpus-1size"] = figure_docs.sweep(("timeslice", "mps", "streams"), (4096,), devices=2,
+                                                   kernels=("matmul", "nbody"))
+    for sizes in ((1024,), (512, 8192), tuple(2 ** k for k in range(7, 17))):
+        for devices in (1, 2, 8):
+            cases[f"{len(sizes)}sizes-{devices}gpus"] = figure_docs.sweep(figure_docs.MODES, sizes, devices=devices)
+    for modes in figure_docs.mode_subsets():
+        cases["modes-" + "+".join(modes)] = figure_docs.sweep(modes, (1024,), devices=2)
+    for devices in (1, 2, 8):
+        cases[f"app-{devices}gpus"] = figure_docs.app_sweep(figure_docs.MODES, devices=devices)
+    cases["app-timeslice-only"] = figure_docs.app_sweep(("timeslice",), ranks=(1,))
+    one_failed = figure_docs.sweep(("timeslice", "mps"), (1024,), devices=2)
+    one_failed["results"][5].update(status="failed", error="kernel launch failed")  # mps at 2 ranks per GPU
+    cases["one-failed"] = one_failed
+    return cases
+
+
+CASES = _cases()
+
+
+def artifact_dir(tmp_path: Path, *parts: str) -> Path:
+    """$MPSBENCH_TEST_ARTIFACTS/<parts> when set (kept after the run), else under pytest's tmp dir."""
+    root = os.environ.get("MPSBENCH_TEST_ARTIFACTS")
+    out = Path(root).joinpath(*parts) if root else tmp_path.joinpath(*parts)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _load(case: str, tmp_path: Path):
+    source = CASES[case]
+    if isinstance(source, Path):
+        return load_results([source])
+    return load_results([figure_docs.write(tmp_path / f"{case}.json", source)])
+
+
+def _gpus_phrase(devices: set[int], device: str = "gpu") -> str:
+    word = "GPU" if device == "gpu" else "host"
+    n = max(devices)
+    return f"{n} {word}" + ("s" if n != 1 else "")
+
+
+def _legend_colors(fig) -> dict[str, str]:
+    """Legend label -> the colour its marker is drawn in."""
+    from matplotlib.colors import to_hex
+    out = {}
+    for legend in fig.legends:
+        for handle, text in zip(legend.legend_handles, legend.get_texts()):
+            if isinstance(handle, Patch):  # a box: its edge is the solid colour, its fill a tint of it
+                color = handle.get_edgecolor()
+            else:  # a line, or an errorbar's collection
+                color = handle.get_color()
+                color = color[0] if len(color) and np.iterable(color[0]) else color
+            out[text.get_text()] = to_hex(color)
+    return out
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_figures_are_readable(case: str, tmp_path: Path) -> None:
+    rs = _load(case, tmp_path)
+    outdir = artifact_dir(tmp_path, "figures", case)
+    figures = all_figures(rs)
+    try:
+        assert figures
+        found = []
+        for stem, fig in figures:
+            bad, words = layout_check.inspect(fig, outdir / f"{stem}.png")
+            words = words.replace("\u00a0", " ")
+            assert not bad, f"{case}/{stem} ({outdir / stem}.png):\n  " + "\n  ".join(bad)
+            kind, kernel = stem.split("_")[:2]
+            found.append(kind)
+            results = rs.results[rs.results["kernel"] == kernel]
+            # how many GPUs (or hosts) the numbers come from, and the unit of every axis
+            assert _gpus_phrase(set(results["devices"]), results["device"].iloc[0]) in words, (stem, words)
+            if kind == "throughput":
+                assert "aggregate" in words
+                for unit in set(results["primary_unit"]):
+                    assert re.search(r"\[[kMGTP ]*" + re.escape(unit) + r"\]", words), (stem, unit, words)
+            elif kind == "rank-times":
+                assert re.search(r"time per (iteration|run) \[(s|ms|µs|ns)\]", words), (stem, words)
+            elif kind == "mps-gain":
+                assert "mps / timeslice" in words
+            if kind in ("throughput", "rank-times"):
+                # one style table: every mode in the colour it has everywhere else
+                colors = _legend_colors(fig)
+                modes = set(rs.results.loc[rs.results["kernel"] == kernel, "mode_label"])
+                assert {label.split(" (")[0] for label in colors} == modes, (stem, colors)
+                for label, color in colors.items():
+                    assert color == mode_style(label.split(" (")[0]).color.lower(), (stem, label, color)
+        kernels = len(rs.results[["kernel", "precision"]].drop_duplicates())
+        assert found.count("throughput") == found.count("rank-times") == kernels
+    finally:
+        for _, fig in figures:
+            plt.close(fig)
+
+
+def test_gpu_count_per_mode_when_files_differ(tmp_path: Path) -> None:
+    """timeslice measured on 1 GPU, mps on 2: the legend says which is which, the title does not guess."""
+    one = figure_docs.write(tmp_path / "ts.json", figure_docs.sweep(("timeslice",), (1024,), devices=1))
+    two = figure_docs.write(tmp_path / "mps.json", figure_docs.sweep(("mps",), (1024,), devices=2))
+    rs = load_results([one, two])
+    outdir = artifact_dir(tmp_path, "figures", "mixed-gpu-counts")
+    figures = all_figures(rs)
+    try:
+        for stem, fig in figures:
+            bad, _ = layout_check.inspect(fig, outdir / f"{stem}.png")
+            assert not bad, (stem, bad)
+        throughput = dict(figures)["throughput_matmul_fp32"]
+        labels = [t.get_text().replace("\u00a0", " ") for legend in throughput.legends for t in legend.get_texts()]
+        assert labels == ["timeslice (1 GPU)", "mps (2 GPUs)"]
+    finally:
+        for _, fig in figures:
+            plt.close(fig)
+
+
+def test_a_kernel_whose_every_result_failed_says_so(tmp_path: Path) -> None:
+    doc = figure_docs.sweep(("timeslice", "mps"), (1024,), ranks=(1, 2))
+    for record in doc["results"]:
+        record.update(status="failed", error="kernel launch failed")
+    rs = load_results([figure_docs.write(tmp_path / "failed.json", doc)])
+    outdir = artifact_dir(tmp_path, "figures", "all-failed")
+    figures = all_figures(rs)
+    try:
+        assert [stem for stem, _ in figures] == ["throughput_matmul_fp32", "rank-times_matmul_fp32"]
+        for stem, fig in figures:
+            bad, words = layout_check.inspect(fig, outdir / f"{stem}.png")
+            assert not bad, (stem, bad)
+            assert "no successful result to plot" in words
+    finally:
+        for _, fig in figures:
+            plt.close(fig)
