@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 / Ubuntu 24.04 machine (README):
-#   scripts/bootstrap.sh run [mpsbench options]   deps + build + mpirun -np 8 mpsbench
+#   scripts/bootstrap.sh run [mpsbench options]   deps + build + the MPS comparison: harness/mpsbench-sweep
+#                                                 over timeslice, mps and streams, one merged results file,
+#                                                 its HTML report, the table and one verdict per kernel
 #   scripts/bootstrap.sh test                     deps + build + every test
 # Idempotent: installs only missing packages, rebuilds incrementally.
+#
+# Environment: MPSBENCH_BUILD_DIR (default build/); MPSBENCH_RANKS, the most ranks per GPU of `run`
+# (default 8: ranks per GPU 1,2,4,8); MPSBENCH_BOOTSTRAP_DRY_RUN=1: `run` prints the commands it would
+# run and stops (no packages, no build); MPSBENCH_BOOTSTRAP_GPUS=N: `run` assumes N usable GPUs instead of
+# asking build/mpsbench-probe (tests).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,11 +17,22 @@ build=${MPSBENCH_BUILD_DIR:-$repo/build}
 ranks=${MPSBENCH_RANKS:-8}
 jobs=$(nproc)
 
+# `run`: the measurement settings every mpsbench job of the comparison gets. The options given to
+# `scripts/bootstrap.sh run` come after them, so they win. presets/compare.json: short windows after a
+# timed warm-up, at least 3 repetitions and more only while the median's noise is above 1% (at most
+# 1 s per configuration), so that the whole command, build included, stays within about 6 minutes
+# on one H100 (README).
+measure_args=(--preset compare)
+# `run`: the MPS gain over timeslice that pays off, in the verdict lines and the report's crossover.
+gain_threshold=1.1
+
 say() { printf 'bootstrap: %s\n' "$*"; }
 die() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 2; }
 
 usage() {
   echo "usage: $0 run [mpsbench options] | $0 test"
+  echo "  run: options go to every mpsbench job, except --output PATH, --ranks-per-gpu LIST, --mode(s) LIST,"
+  echo "       --existing-daemon refuse|use and --gain-threshold X, which go to harness/mpsbench-sweep"
   exit 2
 }
 
@@ -31,6 +49,7 @@ have() {
     libbenchmark-dev) [ -f /usr/include/benchmark/benchmark.h ] ;;
     libgtest-dev) [ -f /usr/include/gtest/gtest.h ] ;;
     libvalijson-dev) [ -f /usr/include/valijson/validator.hpp ] ;;
+    chromium) command -v chromium >/dev/null || command -v chromium-browser >/dev/null ;;
     *) return 1 ;;
   esac
 }
@@ -59,30 +78,211 @@ find_nvcc() {
   die "nvcc not found: install the CUDA Toolkit (13.x) and put its bin/ on PATH"
 }
 
+# configure_and_build [--target T...]: configures with the cmake options (-D...) given, builds everything or
+# only the targets named.
 configure_and_build() {
+  local defs=() targets=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --target) shift; while [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; do targets+=("$1"); shift; done ;;
+      *) defs+=("$1"); shift ;;
+    esac
+  done
   find_nvcc
-  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-  cmake --build "$build" -j "$jobs"
+  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release "${defs[@]}" >/dev/null
+  cmake --build "$build" -j "$jobs" ${targets[@]+--target "${targets[@]}"}
 }
 
-# Open MPI refuses root without these, and more ranks than cores without --oversubscribe.
-mpirun_flags() {
-  local np=$1 flags=()
-  [ "$(id -u)" = 0 ] && flags+=(--allow-run-as-root)
-  [ "$np" -gt "$(nproc)" ] && flags+=(--oversubscribe)
-  echo "${flags[@]}"
+# --- run: the comparison -------------------------------------------------------------------------
+
+# Installs the analysis package (mpsbench-analyze) into a venv under the build directory; reuses the
+# system's packages (--system-site-packages) and skips pip when nothing changed since the last install.
+install_analysis() {
+  local venv=$build/analysis-venv stamp=$build/analysis-venv/.mpsbench-run-installed
+  if [ -x "$venv/bin/mpsbench-analyze" ] && [ -f "$stamp" ] &&
+     [ -z "$(find "$repo/analysis/pyproject.toml" "$repo/analysis/src" -newer "$stamp" -not -path '*/__pycache__*' \
+             -print -quit)" ]; then
+    return 0
+  fi
+  [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --timeout 15 --retries 1 "$repo/analysis"
+  touch "$stamp"
 }
 
-run_suite() {
-  install_packages "${base_packages[@]}"
-  configure_and_build
-  say "mpirun -np $ranks mpsbench $*"
-  # shellcheck disable=SC2046
-  exec mpirun $(mpirun_flags "$ranks") -np "$ranks" "$build/mpsbench" "$@"
+# "COUNT PROBLEM": the usable GPUs as CUDA sees them in this environment (CUDA_VISIBLE_DEVICES honoured).
+count_gpus() {
+  if [ -n "${MPSBENCH_BOOTSTRAP_GPUS:-}" ]; then
+    echo "$MPSBENCH_BOOTSTRAP_GPUS (MPSBENCH_BOOTSTRAP_GPUS)"
+  elif [ -x "$build/mpsbench-probe" ]; then
+    timeout 120 "$build/mpsbench-probe" 2>/dev/null | python3 -c '
+import json, sys
+try:
+    d = json.loads(sys.stdin.read().strip().splitlines()[-1])
+    print(len(d["gpus"]), d.get("problem") or "")
+except (ValueError, IndexError, KeyError, TypeError):
+    print(0, "mpsbench-probe gave no answer")' || echo "0 mpsbench-probe failed"
+  elif command -v nvidia-smi >/dev/null; then
+    echo "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true) (nvidia-smi -L)"
+  else
+    echo "0 no nvidia-smi"
+  fi
+}
+
+# The arguments as one shell command line (shlex.join: quoted only where needed).
+quoted() { python3 -c 'import shlex, sys; print(shlex.join(sys.argv[1:]))' "$@"; }
+
+# "1,2,4,...,max"
+powers_up_to() {
+  local k=1 list=""
+  while [ "$k" -lt "$1" ]; do list+="$k,"; k=$((k * 2)); done
+  echo "$list$1"
+}
+
+run_compare() {
+  local started=$SECONDS dry=${MPSBENCH_BOOTSTRAP_DRY_RUN:-}
+  # Options for the sweep itself; everything else goes to mpsbench.
+  local sweep_opts=() user_args=() output="" modes="" rpg="" want_cpu="" has_gpus="" flag value
+  while [ $# -gt 0 ]; do
+    flag=${1%%=*}
+    case $flag in
+      -h|--help) usage ;;
+      --output|--ranks-per-gpu|--mode|--modes|--existing-daemon|--gain-threshold)
+        if [ "$flag" != "$1" ]; then value=${1#*=}; shift
+        else [ $# -ge 2 ] || die "$1: missing value"; value=$2; shift 2; fi
+        case $flag in
+          --output) output=$value ;;
+          --ranks-per-gpu) rpg=$value ;;
+          --mode|--modes) modes=$value ;;
+          --gain-threshold) gain_threshold=$value ;;
+          *) sweep_opts+=("$flag" "$value") ;;
+        esac ;;
+      *)
+        case $1 in
+          --device=cpu) want_cpu=1 ;;
+          --device) [ "${2:-}" = cpu ] && want_cpu=1 ;;
+          --gpus|--gpus=*) has_gpus=1 ;;
+        esac
+        user_args+=("$1"); shift ;;
+    esac
+  done
+
+  analysis_pid=""  # global: the EXIT trap ends a pip still running when the script stops early
+  if [ "$dry" != 1 ]; then
+    install_packages "${base_packages[@]}"
+    # Only the HTML report needs a venv: without one the comparison still runs.
+    (install_packages python3-venv) || say "python3-venv could not be installed: no HTML report this time"
+    mkdir -p "$build"
+    if [ -f "$repo/analysis/pyproject.toml" ]; then
+      # pip works while the build runs (no measurement is disturbed); its output goes to a log.
+      install_analysis >"$build/analysis-install.log" 2>&1 &
+      analysis_pid=$!
+      trap '[ -n "$analysis_pid" ] && kill "$analysis_pid" 2>/dev/null; true' EXIT
+    fi
+    configure_and_build --target mpsbench mpsbench-probe
+  fi
+
+  local gpus problem device_args=()
+  read -r gpus problem <<<"$(count_gpus)"
+  [[ $gpus =~ ^[0-9]+$ ]] || gpus=0
+  if [ "$gpus" -eq 0 ] || [ -n "$want_cpu" ]; then
+    if [ -z "$want_cpu" ]; then
+      say "no usable NVIDIA GPU (${problem:-none found}): the MPS comparison needs one; running the CPU engine instead (mode streams on the CPU device)"
+    fi
+    modes=${modes:-streams}
+    rpg=${rpg:-1,2,4}
+    device_args=(--device cpu)
+  else
+    if [ -z "$modes" ]; then
+      modes=timeslice,mps,streams
+      if ! command -v nvidia-cuda-mps-control >/dev/null; then
+        say "nvidia-cuda-mps-control is not on PATH (the NVIDIA driver's compute utilities): comparing timeslice and streams only, no MPS"
+        modes=timeslice,streams
+      fi
+    fi
+    rpg=${rpg:-$(powers_up_to "$ranks")}
+    # Every rank gets a core of its own (the hybrid kernel's CPU work is part of the measurement): as many
+    # GPUs as the cores allow at the most ranks per GPU, at least one.
+    local most=1 k cores use
+    for k in ${rpg//,/ }; do [[ $k =~ ^[0-9]+$ ]] && [ "$k" -gt "$most" ] && most=$k; done
+    cores=$(nproc)
+    use=$((cores / most))
+    [ "$use" -ge 1 ] || use=1
+    if [ "$use" -lt "$gpus" ] && [ -z "$has_gpus" ]; then
+      say "using $use of $gpus GPUs: $most ranks per GPU, $cores cores (pass --gpus LIST to choose)"
+      device_args=(--gpus "$(seq -s, 0 $((use - 1)))")
+    fi
+  fi
+
+  if [ -z "$output" ]; then
+    local stamp base n=2
+    stamp=$(date +%Y%m%d-%H%M%S)
+    base=mpsbench-compare-$stamp
+    while [ -e "$base.json" ] || [ -L "$base.json" ] || [ -e "$base.html" ] || [ -L "$base.html" ] ||
+          [ -e "$base-work" ]; do
+      base=mpsbench-compare-$stamp-$n
+      n=$((n + 1))
+    done
+    output=$base.json
+  fi
+  local html=${output%.json}.html
+  local sweep=("$repo/harness/mpsbench-sweep" --modes "$modes" --ranks-per-gpu "$rpg" --mpsbench "$build/mpsbench"
+               --output "$output" --gain-threshold "$gain_threshold" "${sweep_opts[@]}"
+               -- "${device_args[@]}" "${measure_args[@]}" "${user_args[@]}")
+  local report=(mpsbench-analyze report "$output" -o "$html" --threshold "$gain_threshold")
+  if [ "$dry" = 1 ]; then
+    say "would run: $(quoted "${sweep[@]}")"
+    say "then: $(quoted "${report[@]}")"
+    return 0
+  fi
+
+  local analyzer=()
+  if [ -n "$analysis_pid" ]; then
+    if wait "$analysis_pid"; then
+      analyzer=("$build/analysis-venv/bin/mpsbench-analyze")
+    elif python3 -c 'import sys, pandas, matplotlib, numpy, jsonschema; sys.exit(sys.version_info < (3, 11))' \
+         2>/dev/null; then
+      analyzer=(env "PYTHONPATH=$repo/analysis/src" PYTHONDONTWRITEBYTECODE=1 python3 -m mpsbench_analysis)
+    else
+      say "no HTML report this time: pip could not install the analysis package (offline? $build/analysis-install.log) and python3 lacks pandas, matplotlib, numpy or jsonschema"
+    fi
+    analysis_pid=""
+  fi
+
+  say "comparing $modes at $rpg ranks per GPU: $(quoted "${sweep[@]}")"
+  local rc=0
+  "${sweep[@]}" || rc=$?
+  [ "$rc" -lt 128 ] || exit "$rc"  # interrupted: the sweep has cleaned up and said so
+
+  local written=""
+  if [ -f "$output" ]; then
+    written="results in $output"
+    if [ ${#analyzer[@]} -gt 0 ]; then
+      local err
+      if err=$("${analyzer[@]}" "${report[@]:1}" 2>&1 >/dev/null); then
+        written+=", report in $html"
+      else
+        say "no HTML report: mpsbench-analyze report failed: ${err##*$'\n'}"
+      fi
+    fi
+  fi
+  say "${written:-no results written}; logs in ${output%.json}-work/ ($(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s in all)"
+  exit "$rc"
+}
+
+# The report's browser test (analysis/tests/test_report_browser.py) needs Chromium. Debian packages
+# it as a deb; Ubuntu's `chromium` deb only installs a snap, which containers cannot run, so there
+# it is installed where apt can and the browser test skips (saying so) where not.
+install_browser() {
+  if . /etc/os-release 2>/dev/null && [ "${ID:-}" = debian ]; then
+    install_packages chromium
+  elif ! have chromium; then
+    say "no chromium (Debian's package is a snap on ${ID:-this system}): the report's browser test will skip"
+  fi
 }
 
 run_tests() {
   install_packages "${base_packages[@]}" "${test_packages[@]}"
+  install_browser
   configure_and_build -DMPSBENCH_REQUIRE_SCHEMA_TESTS=ON
   ctest --test-dir "$build" --output-on-failure -j "$jobs"
   if [ -f "$repo/analysis/pyproject.toml" ]; then
@@ -94,7 +294,7 @@ run_tests() {
 }
 
 case "${1:-}" in
-  run) shift; run_suite "$@" ;;
+  run) shift; run_compare "$@" ;;
   test) shift; [ $# -eq 0 ] || usage; run_tests ;;
   *) usage ;;
 esac

@@ -11,6 +11,7 @@ from .launcher import Launcher, LauncherError
 from .plan import MODES, MPS_MODES, PlanError, client_limit, executable, parse_list, passthrough_options, \
     plan_jobs, preflight
 from .app_settings import APP_MODES, APP_ONLY_FLAGS, app_settings, check_app_modes, plan_app_jobs
+from .merge import GAIN_THRESHOLD
 from .runner import EXIT_INPUT, Runner, say
 from .safe_files import UnsafePath
 
@@ -21,7 +22,9 @@ Runs the whole GPU-sharing comparison: one mpsbench MPI job per mode (timeslice,
 mps, mps-qos: one job per ranks-per-GPU value, streams), with a private MPS control
 daemon started before the MPS modes and removed after them, merges every job's
 results into one JSON file of the mpsbench schema (context.sweep says what ran)
-and prints a table: throughput per mode, MPS gain over timeslice, ratio to streams.
+and prints a table: throughput per mode, MPS gain over timeslice, ratio to streams,
+then one verdict line per kernel and precision: where MPS pays off, the best
+ranks per GPU and the crossover size.
 Options after -- go to every mpsbench job (the sweep sets --mode, --ranks-per-gpu
 and --output itself)."""
 
@@ -100,6 +103,9 @@ def build_parser():
     a("--workdir", default=None, metavar="DIR",
       help="part files, job logs, MPS logs, sweep.json (default: OUTPUT without .json, plus -work); created if "
            "missing, else it must be a directory of yours that no other user can write in")
+    a("--gain-threshold", type=float, default=GAIN_THRESHOLD, metavar="X",
+      help="the MPS gain over timeslice that pays off, for the verdict lines after the table (default: "
+           "%(default)g)")
     a("--keep-parts", action="store_true",
       help="keep each job's part file after a successful merge (default: delete them; logs are kept)")
     g = p.add_argument_group("farming your own application (instead of mpsbench; harness/sweep/README.md)")
@@ -193,7 +199,7 @@ def settings_from(argv):
         nodes = int(env_nodes) if env_nodes and env_nodes.isdigit() and os.environ.get("SLURM_JOB_ID") else 1
     if nodes < 1 or (args.gpus_per_node is not None and args.gpus_per_node < 1):
         raise PlanError("--nodes and --gpus-per-node must be at least 1")
-    for flag in ("timeout", "mps_ready_timeout", "mps_quit_timeout", "mps_quit_grace"):
+    for flag in ("timeout", "mps_ready_timeout", "mps_quit_timeout", "mps_quit_grace", "gain_threshold"):
         if not getattr(args, flag) > 0:
             raise PlanError(f"--{flag.replace('_', '-')}: must be positive")
     device = args.device if farming else passthrough.get("device", "auto")
@@ -241,7 +247,7 @@ def settings_from(argv):
         passthrough=passthrough_args, control=control, existing_daemon=args.existing_daemon,
         check_existing=device != "cpu", output=output, workdir=workdir, keep_parts=args.keep_parts,
         timeout=args.timeout, ready_timeout=args.mps_ready_timeout, quit_timeout=args.mps_quit_timeout,
-        grace=args.mps_quit_grace, meta=meta)
+        grace=args.mps_quit_grace, gain_threshold=args.gain_threshold, meta=meta)
 
 
 def main(argv=None):

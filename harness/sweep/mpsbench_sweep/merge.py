@@ -13,6 +13,7 @@ import statistics
 from . import safe_files
 
 MODE_ORDER = ("timeslice", "mps", "mps-qos", "streams")
+GAIN_THRESHOLD = 1.1  # the MPS gain that "pays off" (mpsbench-analyze crossover's default too)
 
 
 def load_part(path):
@@ -79,7 +80,10 @@ def _columns(results):
     return columns, split_qos, qos
 
 
-def table(doc):
+def table(doc, threshold=None):
+    """The comparison table, its notes, then one verdict line per kernel and precision (kernel_verdicts) and
+    per farmed application (app_verdicts). threshold: the MPS gain that pays off (GAIN_THRESHOLD)."""
+    threshold = GAIN_THRESHOLD if threshold is None else threshold
     results = doc.get("results", [])
     if not results:
         return "no results to compare"
@@ -122,11 +126,94 @@ def table(doc):
     if qos and not split_qos:
         notes.append("mps-qos: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per ranks/gpu: " +
                      ", ".join(f"{k}: {next(iter(p))}%" for k, p in sorted(qos.items())))
-    return "\n".join(text + [""] + notes + app_verdicts(results))
+    verdicts = kernel_verdicts(results, threshold)
+    if any(" MPS pays off " in v or " MPS never " in v for v in verdicts):
+        notes.append(f"verdict: at each size k = the ranks per GPU where mps is fastest (of those measured in "
+                     f"timeslice too), MPS gain = mps / timeslice at k; MPS pays off at a gain of {threshold:g}x or more")
+    return "\n".join(text + [""] + notes + ([""] + verdicts if verdicts else []) + app_verdicts(results))
 
 
 def _median(r):
     return r["aggregate"][r["primary_metric"]]["median"] if r.get("status", "ok") == "ok" else None
+
+
+def _usable(r):
+    """A result the verdict can use: measured (not failed), verified, with a positive median."""
+    value = _median(r)
+    return r.get("verified") is True and value is not None and value > 0
+
+
+def crossover(sizes, gains, threshold):
+    """(crossover size, outcome) for gains at ascending sizes, as `mpsbench-analyze crossover` defines it: the
+    smallest size S with gain < threshold at every size >= S. Outcomes: "every" (no size falls short),
+    "largest" (some smaller sizes fall short, the largest pays off: no crossover), "never" (S is the smallest
+    size), "below" (MPS pays off below S)."""
+    if not sizes:
+        raise ValueError("no sizes")
+    start = None
+    for size, gain in zip(reversed(sizes), reversed(gains)):
+        if gain >= threshold:
+            break
+        start = size
+    if start is None:
+        return None, "every" if all(g >= threshold for g in gains) else "largest"
+    return start, "never" if start == sizes[0] else "below"
+
+
+def kernel_verdicts(results, threshold=None):
+    """One line per kernel and precision (farmed applications excepted): where MPS pays off.
+
+    At each size, k is the ranks per GPU with the highest mps throughput among the k measured (status ok,
+    verified) in both mps and timeslice, and the MPS gain is mps / timeslice at k, the table's "MPS gain"
+    column. The crossover over the sizes is `crossover()` with the threshold. Failed or unverified results
+    are left out (and counted); a kernel without mps or timeslice results gets a line saying so (one line for
+    all when that is so for every kernel, as on the CPU device, where only streams runs)."""
+    threshold = GAIN_THRESHOLD if threshold is None else threshold
+    t = f"{threshold:g}x"
+    lines, unmeasured = [], set()
+    for kernel, precision in dict.fromkeys((r["kernel"], r["precision"]) for r in results if r["kernel"] != "app"):
+        mine = [r for r in results if r["kernel"] == kernel and r["precision"] == precision]
+        name = f"verdict: {kernel} {precision}:"
+        modes = [m for m in MODE_ORDER if any(r["mode"] == m for r in mine)]
+        missing = [m for m in ("timeslice", "mps") if m not in modes]
+        if missing:
+            why = f"no MPS verdict: {' and '.join(missing)} not measured (measured: {', '.join(modes) or 'nothing'})"
+            unmeasured.add(why)
+            lines.append(f"{name} {why}")
+            continue
+        compared = [r for r in mine if r["mode"] in ("timeslice", "mps")]
+        left_out = sum(not _usable(r) for r in compared)
+        value = {(r["mode"], r["size"], r["ranks_per_gpu"]): _median(r) for r in compared if _usable(r)}
+        best = {}  # size -> (k, gain)
+        for (mode, size, k), mps in value.items():
+            timeslice = value.get(("timeslice", size, k))
+            if mode != "mps" or timeslice is None:
+                continue
+            if size not in best or (mps, -k) > (value[("mps", size, best[size][0])], -best[size][0]):
+                best[size] = (k, mps / timeslice)
+        failed = f"; {left_out} configuration(s) failed or unverified, left out" if left_out else ""
+        if not best:
+            lines.append(f"{name} no MPS verdict: no size has verified mps and timeslice results at the same ranks "
+                         f"per GPU{failed}")
+            continue
+        sizes = sorted(best, key=lambda s: (s is None, s or 0))
+        gains = [best[s][1] for s in sizes]
+        size, outcome = crossover(sizes, gains, threshold)
+        shown = ["-" if s is None else str(s) for s in sizes]
+        if outcome == "every":
+            where = f"MPS pays off at every size measured ({shown[0]}" + (f" to {shown[-1]})" if len(sizes) > 1 else ")")
+        elif outcome == "never":
+            where = f"MPS never pays off (gain < {t} at every size measured)"
+        elif outcome == "below":
+            where = f"MPS pays off below size {size} (gain < {t} from {size} on)"
+        else:
+            short = [sh for sh, g in zip(shown, gains) if g < threshold]
+            where = f"MPS pays off at the largest size measured (gain < {t} only at {', '.join(short)})"
+        by_size = ", ".join(f"{sh} k={best[s][0]} {best[s][1]:.2f}x" for sh, s in zip(shown, sizes))
+        lines.append(f"{name} {where}; best ranks/GPU and MPS gain by size: {by_size}{failed}")
+    if len(lines) > 1 and len(unmeasured) == 1 and all(l.endswith(next(iter(unmeasured))) for l in lines):
+        return [f"verdict: every kernel: {next(iter(unmeasured))}"]  # the same for all: say it once
+    return lines
 
 
 def app_verdicts(results):

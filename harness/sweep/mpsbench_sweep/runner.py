@@ -33,6 +33,9 @@ from .safe_files import UnsafePath
 
 SWEEP_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# Tells mpsbench it runs as a job of this sweep (main.cpp: no "run the comparison" hint).
+IN_SWEEP_VAR = "MPSBENCH_IN_SWEEP"
+
 
 class Runner:
     def __init__(self, settings):
@@ -50,6 +53,7 @@ class Runner:
         self.last_doc = None
         self.write_error = None
         self._app_one_copy = {}  # mode -> runs/s of one copy per GPU: the speedup baseline
+        self.started = time.monotonic()
 
     def _record(self, job):
         return {"mode": job.mode, "label": job.label(), "ranks_per_gpu": job.ranks_per_gpu,
@@ -174,6 +178,7 @@ class Runner:
                   "hosts": [], "stop": None, "verified_gone": None}
         self.daemons.append(record)
         say(f"{mode}: starting the MPS control daemon on {self.s.nodes} node(s), pipe directory {record['pipe_dir']}")
+        started = time.monotonic()
         guardian = Guardian(command, env, self.s.nodes)
         with self._deferred():
             guardian.launch()
@@ -183,6 +188,7 @@ class Runner:
         except DaemonError as e:
             raise Stop(EXIT_FAILED, f"{mode}: the MPS control daemon did not start: {e}") from None
         record["hosts"] = [e["host"] for e in guardian.ready]
+        record["start_s"] = round(time.monotonic() - started, 3)
         return record
 
     def _stop_daemon(self):
@@ -190,6 +196,7 @@ class Runner:
         guardian, record = self.guardian, self.guardian_record
         if guardian is None:
             return []
+        started = time.monotonic()
         reports = guardian.stop(self.s.quit_timeout + self.s.grace + 20)
         self.guardian = None
         record["stop"] = reports
@@ -210,6 +217,7 @@ class Runner:
             shutil.rmtree(record["base_dir"], ignore_errors=True)
             problems.append(f"{record['base_dir']} was still there")
         record["verified_gone"] = not problems
+        record["stop_s"] = round(time.monotonic() - started, 3)
         if not problems:
             exited = all(r["exited_after_quit"] for r in reports)
             say(f"{record['mode']}: MPS daemon stopped ({'exited after quit' if exited else 'killed'}); no process "
@@ -222,6 +230,9 @@ class Runner:
         env = dict(os.environ)
         for var in MPS_VARS:
             env.pop(var, None)
+        # mpsbench's "no MPS daemon: run the comparison" hint is for a user's own
+        # mpirun; the sweep's timeslice job is that comparison's first half.
+        env[IN_SWEEP_VAR] = "1"
         if daemon is None:
             # A private empty pipe directory: the ranks cannot reach any daemon (MPS_ENABLED=0).
             empty = tempfile.mkdtemp(prefix="mpsb-empty-")
@@ -244,7 +255,7 @@ class Runner:
             raise Stop(EXIT_FAILED, f"{job.label()}: cannot write the job's log: {e}") from None
         env = self._job_env(job, daemon)
         argv = [self.s.mpsbench] + job.mpsbench_args(part) + self.s.passthrough
-        command = self.s.launcher.job_command(argv, job.np, self.s.nodes, env)
+        command = self.s.launcher.job_command(argv, job.np, self.s.nodes, env, export=(IN_SWEEP_VAR,))
         record["command"] = shlex.join(command)
         if os.path.lexists(part):
             os.unlink(part)  # a stale part must not pass for this job's results
@@ -389,6 +400,17 @@ class Runner:
             self.last_doc = doc
         return doc
 
+    def _timing(self):
+        """Where the time went: each job's wall time and the MPS daemons' start and stop, against the whole."""
+        jobs = [f"{r['label']} {r['wall_s']:.0f} s" for r in self.records if r["wall_s"] is not None]
+        if not jobs:
+            return ""
+        daemons = [f"{d['mode']} daemon start {d['start_s']:.1f} s" + (f", stop {d['stop_s']:.1f} s"
+                                                                         if d.get("stop_s") is not None else "")
+                   for d in self.daemons if d.get("start_s") is not None]
+        return (f"time: {time.monotonic() - self.started:.0f} s in all; jobs: {', '.join(jobs)}"
+                + (f"; MPS: {'; '.join(daemons)}" if daemons else ""))
+
     def _report(self, code):
         doc = self.last_doc
         ran = sum(r["status"] != "not_run" for r in self.records)
@@ -401,10 +423,14 @@ class Runner:
         else:
             say(f"{len(doc['results'])} results from {ran} of {len(self.records)} jobs in {self.s.output} "
                 f"(complete: {'yes' if doc['complete'] else 'no'}); logs in {self.s.workdir}")
+        timing = self._timing()
+        if timing:
+            say(timing)
         if code in (EXIT_OK, EXIT_VERIFY) and not self.s.keep_parts:
             for r in self.records:
                 if os.path.exists(r["part_file"]):
                     os.unlink(r["part_file"])
         if doc is not None:
             memory = merge.memory_summary(doc["context"]["sweep"])
-            print(("\n" + memory + "\n" if memory else "") + "\n" + merge.table(doc), flush=True)
+            print(("\n" + memory + "\n" if memory else "") + "\n" + merge.table(doc, self.s.gain_threshold),
+                  flush=True)

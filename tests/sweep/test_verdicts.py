@@ -1,0 +1,155 @@
+"""The verdict lines after the sweep's table (merge.kernel_verdicts), on hand-computed fixtures.
+
+At each size, k is the ranks per GPU with the highest mps throughput among those measured (ok and verified)
+in both mps and timeslice; the gain is mps / timeslice at k; the crossover is the smallest size S with
+gain < threshold at every size >= S (as `mpsbench-analyze crossover`).
+"""
+import os
+import sys
+import unittest
+
+from sweeptest import REPO
+
+sys.path.insert(0, os.path.join(REPO, "harness", "sweep"))
+from mpsbench_sweep import merge  # noqa: E402
+
+
+def result(mode, size, k, value, kernel="matmul", precision="fp32", status="ok", verified=True):
+    r = {"kernel": kernel, "precision": precision, "size": size, "ranks_per_gpu": k, "mode": mode,
+         "mps_active_thread_percentage": None, "primary_metric": "flop_per_s", "primary_unit": "FLOP/s",
+         "status": status, "verified": verified}
+    if status == "ok":
+        r["aggregate"] = {"flop_per_s": {"median": value}}
+    return r
+
+
+def grid(timeslice, mps, **kw):
+    """{size: [value at k=1, 2, 4]} per mode -> results."""
+    out = []
+    for mode, table in (("timeslice", timeslice), ("mps", mps)):
+        for size, values in table.items():
+            out += [result(mode, size, k, v, **kw) for k, v in zip((1, 2, 4), values) if v is not None]
+    return out
+
+
+# matmul fp32, hand-computed:
+#   512:  best mps k=4 (300), timeslice at 4: 80   -> 3.75x
+#   1024: best mps k=2 (260), timeslice at 2: 190  -> 1.368x
+#   2048: best mps k=4 (430), timeslice at 4: 400  -> 1.075x  (below 1.1)
+#   4096: best mps k=4 (805), timeslice at 4: 800  -> 1.006x  (below 1.1)
+# crossover 2048: gain < 1.1 at 2048 and at every larger size.
+TIMESLICE = {512: [100, 90, 80], 1024: [200, 190, 180], 2048: [400, 400, 400], 4096: [800, 800, 800]}
+MPS = {512: [100, 180, 300], 1024: [200, 260, 250], 2048: [400, 420, 430], 4096: [790, 800, 805]}
+
+
+class Crossover(unittest.TestCase):
+    def test_outcomes(self):
+        sizes = [1, 2, 3, 4]
+        self.assertEqual(merge.crossover(sizes, [2.0, 1.5, 1.2, 1.1], 1.1), (None, "every"))  # 1.1 pays off
+        self.assertEqual(merge.crossover(sizes, [2.0, 1.5, 1.0, 0.9], 1.1), (3, "below"))
+        self.assertEqual(merge.crossover(sizes, [1.0, 1.5, 1.0, 0.9], 1.1), (3, "below"))  # a dip below counts not
+        self.assertEqual(merge.crossover(sizes, [1.0, 1.0, 1.0, 1.0], 1.1), (1, "never"))
+        self.assertEqual(merge.crossover(sizes, [1.0, 1.0, 1.0, 1.5], 1.1), (None, "largest"))
+        self.assertEqual(merge.crossover([7], [0.5], 1.1), (7, "never"))
+        with self.assertRaises(ValueError):
+            merge.crossover([], [], 1.1)
+
+
+class KernelVerdicts(unittest.TestCase):
+    maxDiff = None
+
+    def test_crossover_size_and_best_k(self):
+        self.assertEqual(merge.kernel_verdicts(grid(TIMESLICE, MPS)), [
+            "verdict: matmul fp32: MPS pays off below size 2048 (gain < 1.1x from 2048 on); best ranks/GPU and MPS "
+            "gain by size: 512 k=4 3.75x, 1024 k=2 1.37x, 2048 k=4 1.07x, 4096 k=4 1.01x"])
+
+    def test_threshold(self):
+        (line,) = merge.kernel_verdicts(grid(TIMESLICE, MPS), threshold=1.5)
+        self.assertTrue(line.startswith("verdict: matmul fp32: MPS pays off below size 1024 (gain < 1.5x from 1024 "
+                                        "on);"), line)
+        (line,) = merge.kernel_verdicts(grid(TIMESLICE, MPS), threshold=1.0)
+        self.assertTrue(line.startswith("verdict: matmul fp32: MPS pays off at every size measured (512 to 4096);"),
+                        line)
+
+    def test_never_every_largest(self):
+        # nbody: the best mps k is 1 at both sizes, gain 1.0: never.
+        never = grid({4096: [10, 9, 8], 65536: [20, 19, 18]}, {4096: [10, 9.5, 9], 65536: [20, 19, 18]},
+                     kernel="nbody")
+        self.assertEqual(merge.kernel_verdicts(never), [
+            "verdict: nbody fp32: MPS never pays off (gain < 1.1x at every size measured); best ranks/GPU and MPS "
+            "gain by size: 4096 k=1 1.00x, 65536 k=1 1.00x"])
+        every = grid({64: [1, 1, 1]}, {64: [1, 2, 3]}, kernel="hybrid", precision="fp32-cpu-heavy")
+        self.assertEqual(merge.kernel_verdicts(every), [
+            "verdict: hybrid fp32-cpu-heavy: MPS pays off at every size measured (64); best ranks/GPU and MPS gain "
+            "by size: 64 k=4 3.00x"])
+        # 64: every k gives 4 in both modes, the tie goes to k=1: 1.00x; 128: mps k=4 (5) / timeslice k=4 (1).
+        largest = grid({64: [4, 4, 4], 128: [4, 2, 1]}, {64: [4, 4, 4], 128: [4, 4, 5]})
+        self.assertEqual(merge.kernel_verdicts(largest), [
+            "verdict: matmul fp32: MPS pays off at the largest size measured (gain < 1.1x only at 64); best "
+            "ranks/GPU and MPS gain by size: 64 k=1 1.00x, 128 k=4 5.00x"])
+
+    def test_ties_go_to_fewer_ranks(self):
+        (line,) = merge.kernel_verdicts(grid({8: [1, 1, 1]}, {8: [1, 2, 2]}))
+        self.assertTrue(line.endswith("by size: 8 k=2 2.00x"), line)
+
+    def test_missing_modes(self):
+        streams_only = [dict(result("streams", 64, k, 5.0), instances_per_rank=k) for k in (1, 2)]
+        timeslice_streams = grid(TIMESLICE, {}) + streams_only
+        self.assertEqual(merge.kernel_verdicts(streams_only), [
+            "verdict: matmul fp32: no MPS verdict: timeslice and mps not measured (measured: streams)"])
+        self.assertEqual(merge.kernel_verdicts(timeslice_streams), [
+            "verdict: matmul fp32: no MPS verdict: mps not measured (measured: timeslice, streams)"])
+        # The same for every kernel (the CPU device runs streams only): said once.
+        nbody = [dict(r, kernel="nbody") for r in streams_only]
+        self.assertEqual(merge.kernel_verdicts(streams_only + nbody), [
+            "verdict: every kernel: no MPS verdict: timeslice and mps not measured (measured: streams)"])
+        self.assertEqual(len(merge.kernel_verdicts(streams_only + grid({8: [1, 1, 1]}, {8: [1, 1, 1]},
+                                                                       kernel="nbody"))), 2)
+        # mps-qos alone is not mps.
+        qos = grid(TIMESLICE, {}) + [dict(result("mps-qos", 512, 2, 1.0), mps_active_thread_percentage=50)]
+        self.assertIn("mps not measured (measured: timeslice, mps-qos)", merge.kernel_verdicts(qos)[0])
+
+    def test_failed_and_unverified_configurations(self):
+        results = grid(TIMESLICE, MPS)
+        for r in results:
+            if (r["mode"], r["size"], r["ranks_per_gpu"]) == ("mps", 512, 4):  # out of memory
+                r.update(status="failed", error="rank 3: out of memory")
+                del r["aggregate"]
+            if (r["mode"], r["size"], r["ranks_per_gpu"]) == ("timeslice", 1024, 2):  # wrong answer
+                r["verified"] = False
+        # 512: k=4 failed, best is k=2 (180 / 90 = 2.00x); 1024: no timeslice at k=2, best of k=1, 4 is
+        # k=4 (250 / 180 = 1.39x).
+        self.assertEqual(merge.kernel_verdicts(results), [
+            "verdict: matmul fp32: MPS pays off below size 2048 (gain < 1.1x from 2048 on); best ranks/GPU and MPS "
+            "gain by size: 512 k=2 2.00x, 1024 k=4 1.39x, 2048 k=4 1.07x, 4096 k=4 1.01x; 2 configuration(s) "
+            "failed or unverified, left out"])
+
+    def test_everything_failed(self):
+        results = [result("timeslice", 512, 1, None, status="failed"), result("mps", 512, 1, 5.0, verified=False)]
+        self.assertEqual(merge.kernel_verdicts(results), [
+            "verdict: matmul fp32: no MPS verdict: no size has verified mps and timeslice results at the same "
+            "ranks per GPU; 2 configuration(s) failed or unverified, left out"])
+
+    def test_order_and_apps_left_to_app_verdicts(self):
+        app = {"kernel": "app", "precision": "solver", "size": None, "ranks_per_gpu": 1, "mode": "timeslice",
+               "mps_active_thread_percentage": None, "primary_metric": "item_per_s", "primary_unit": "run/s",
+               "status": "ok", "verified": True, "aggregate": {"item_per_s": {"median": 1.0}}}
+        results = (grid({8: [1, 1, 1]}, {8: [1, 1, 2]}, kernel="nbody") + [app] +
+                   grid({8: [1, 1, 1]}, {8: [1, 1, 1]}, precision="bf16"))
+        lines = merge.kernel_verdicts(results)
+        self.assertEqual([l.split(":")[1] for l in lines], [" nbody fp32", " matmul bf16"])
+
+    def test_table_ends_with_the_verdicts(self):
+        text = merge.table({"results": grid(TIMESLICE, MPS)}, threshold=1.1)
+        lines = text.splitlines()
+        self.assertTrue(lines[-1].startswith("verdict: matmul fp32: MPS pays off below size 2048"), lines[-1])
+        self.assertIn("MPS pays off at a gain of 1.1x or more", text)
+        row = next(l.split() for l in lines if l.split()[:4] == ["matmul", "fp32", "512", "4"])
+        self.assertIn("3.75x", row)  # the verdict's gain is the table's MPS gain column at that k
+        # No verdict (and no verdict note) for farmed applications alone.
+        app_only = merge.table({"results": []})
+        self.assertEqual(app_only, "no results to compare")
+
+
+if __name__ == "__main__":
+    unittest.main()
