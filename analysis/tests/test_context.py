@@ -121,3 +121,16 @@ def test_real_files_context_notes() -> None:
     cpu = json.loads((DATA_DIR / "cpu-np4-matmul.json").read_text())["context"]
     assert {d.field for d in context_differences(cpu, sweep["context"]) if d.mismatch} == \
         {"device.used", "gpus[].name", "len(gpus)"}
+
+
+def test_adaptive_protocol_settings_are_notes_also_against_an_older_file() -> None:
+    base, new = _ctx(), _ctx()
+    new["settings"].update(warmup_time_s=0.1, max_noise=0.01, max_time_s=1.0, discard_throttled=False,
+                           throttle_retries=3, clock_threshold=0.9)
+    diffs = _diffs(base, new)
+    assert diffs["settings.max_noise"][1:] == ("0.01", False)  # a note, not a mismatch
+    assert {f for f in diffs if f.startswith("settings.")} == {
+        "settings.warmup_time_s", "settings.max_noise", "settings.max_time_s", "settings.discard_throttled",
+        "settings.throttle_retries", "settings.clock_threshold"}
+    base["settings"].update(new["settings"])
+    assert context_differences(base, new) == []

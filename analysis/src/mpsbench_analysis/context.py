@@ -94,6 +94,13 @@ _FIELDS: list[tuple[str, Callable[[dict[str, Any]], Any] | None]] = [
     ("settings.min_time_s", None),
     ("settings.repetitions", None),
     ("settings.seed", None),
+    # the adaptive protocol (absent in files written before it: a note, not a mismatch)
+    ("settings.warmup_time_s", None),
+    ("settings.max_noise", None),
+    ("settings.max_time_s", None),
+    ("settings.discard_throttled", None),
+    ("settings.throttle_retries", None),
+    ("settings.clock_threshold", None),
 ]
 
 
