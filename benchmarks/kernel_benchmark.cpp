@@ -128,7 +128,7 @@ Workload& KernelBenchmarks::workload_for(const KernelInfo& kernel, const std::st
   if (target_.device == DeviceKind::gpu && kernel.device_bytes) {
     std::size_t free_bytes = 0, total_bytes = 0;
     MPSB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const double needed = kernel.device_bytes(precision, size);
+    const double needed = kernel.device_bytes(precision, size, {});
     if (needed > static_cast<double>(free_bytes)) {
       throw std::runtime_error("needs " + gib(needed) + " of device memory, " +
                                gib(static_cast<double>(free_bytes)) + " free");

@@ -43,6 +43,17 @@ std::string throttle_text(const Result& r) {
   return "T" + std::to_string(r.clocks->affected_repetitions);
 }
 
+// "42.1 us", "3.20 ms"
+std::string seconds_text(double s) {
+  if (s < 1e-3) return printf_string("%.1f us", s * 1e6);
+  if (s < 1) return printf_string("%.2f ms", s * 1e3);
+  return printf_string("%.3f s", s);
+}
+
+std::string latency_text(const stats::LatencyStats& l) {
+  return "latency p50 " + seconds_text(l.p50) + " p95 " + seconds_text(l.p95) + " p99 " + seconds_text(l.p99);
+}
+
 }  // namespace
 
 std::string format_rate(double per_second, const std::string& unit) {
@@ -114,10 +125,15 @@ void ConsoleReporter::report_context(const Context& c) {
 void ConsoleReporter::report_result(const Result& r, int index, int total) {
   const Summary& s = r.primary_summary();
   const std::string unit = r.primary_unit();
-  char head[160];
-  std::snprintf(head, sizeof head, "[%*d/%d] %s %s size %lld ranks/gpu %d %s: ", total >= 100 ? 3 : 2, index,
-                total, r.config.kernel.c_str(), r.config.precision.c_str(), static_cast<long long>(r.config.size),
-                r.config.ranks_per_gpu, r.mode.c_str());
+  char head[256];
+  if (r.config.is_mix()) {
+    std::snprintf(head, sizeof head, "[%*d/%d] mix %s ranks/gpu %d %s: ", total >= 100 ? 3 : 2, index, total,
+                  r.config.precision.c_str(), r.config.ranks_per_gpu, r.mode.c_str());
+  } else {
+    std::snprintf(head, sizeof head, "[%*d/%d] %s %s size %lld ranks/gpu %d %s: ", total >= 100 ? 3 : 2, index,
+                  total, r.config.kernel.c_str(), r.config.precision.c_str(), static_cast<long long>(r.config.size),
+                  r.config.ranks_per_gpu, r.mode.c_str());
+  }
   results_.push_back(r);
   if (r.failed()) {
     out_ << head << "FAILED: " << r.error << "\n" << std::flush;
@@ -129,7 +145,13 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
   if (const std::string t = throttle_text(r); !t.empty()) out_ << ", " << t;
   out_ << ")";
   if (r.speedup) out_ << ", speedup " << printf_string("%.2f", *r.speedup);
-  out_ << ", fairness " << printf_string("%.3f", r.jain_fairness) << ", ";
+  if (r.latency) out_ << ", " << latency_text(*r.latency);
+  if (r.collective) {
+    out_ << ", allreduce " << seconds_text(r.collective->time_per_iteration_s.median) << "/iteration ("
+         << percent_text(r.collective->fraction_of_iteration) << ")" << (r.collective->ok ? "" : " WRONG");
+  }
+  if (!r.config.is_mix()) out_ << ", fairness " << printf_string("%.3f", r.jain_fairness);
+  out_ << ", ";
   if (r.verified) {
     out_ << "verified (max err " << printf_string("%.1e", r.max_rel_error.value_or(0)) << ")";
   } else {
@@ -140,8 +162,19 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
         break;
       }
     }
+    if (r.collective && !r.collective->ok) out_ << "; " << r.collective->detail;
   }
-  out_ << "\n" << std::flush;
+  out_ << "\n";
+  for (const auto& t : r.tenants) {
+    out_ << "      tenant " << t.spec.kernel << "/" << t.spec.precision << "/" << t.spec.size << " x"
+         << t.spec.ranks_per_gpu << ": " << format_rate(t.throughput.median, t.unit);
+    if (t.alone_throughput) out_ << " (alone " << format_rate(*t.alone_throughput, t.unit) << ")";
+    if (t.slowdown) out_ << ", slowdown " << printf_string("%.2fx", *t.slowdown);
+    if (t.latency) out_ << ", " << latency_text(*t.latency);
+    if (t.latency_p99_ratio) out_ << " (p99 " << printf_string("%.2fx", *t.latency_p99_ratio) << " alone)";
+    out_ << "\n";
+  }
+  out_ << std::flush;
 }
 
 void ConsoleReporter::finish() {
@@ -168,6 +201,23 @@ void ConsoleReporter::finish() {
        << (max_noise_ ? "--max-noise " + percent_text(*max_noise_) : std::string("2%, no --max-noise given"))
        << "); clk Tn: n repetitions ran while a GPU was throttled (power or thermal event, or SM clock below "
        << percent_text(clock_threshold_) << " of its maximum)" << (throttled ? "" : ", none here") << "\n";
+  bool any_latency = false;
+  for (const auto& r : results_) any_latency = any_latency || r.latency.has_value();
+  if (any_latency) {
+    out_ << "\nlatency per request (host clock, all ranks):\n";
+    std::snprintf(line, sizeof line, "%-10s %-9s %8s %9s %20s %10s %10s %10s\n", "kernel", "precision", "size",
+                  "ranks/gpu", "aggregate", "p50", "p95", "p99");
+    out_ << line;
+    for (const auto& r : results_) {
+      if (!r.latency) continue;
+      std::snprintf(line, sizeof line, "%-10s %-9s %8lld %9d %20s %10s %10s %10s\n", r.config.kernel.c_str(),
+                    r.config.precision.c_str(), static_cast<long long>(r.config.size), r.config.ranks_per_gpu,
+                    format_rate(r.primary_summary().median, r.primary_unit()).c_str(),
+                    seconds_text(r.latency->p50).c_str(), seconds_text(r.latency->p95).c_str(),
+                    seconds_text(r.latency->p99).c_str());
+      out_ << line;
+    }
+  }
   int failed = 0, unverified = 0;
   for (const auto& r : results_) {
     failed += r.failed() ? 1 : 0;

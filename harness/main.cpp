@@ -69,6 +69,11 @@ void print_kernels(std::ostream& out) {
     out << "\n  default sizes (cpu):";
     for (auto s : k.default_cpu_sizes) out << " " << s;
     out << "\n";
+    for (const auto& p : k.params) {
+      out << "  --param " << k.name << "." << p.name << "=N: " << p.doc << " (default " << p.default_value
+          << ", " << p.min << ".." << p.max << ")\n";
+    }
+    if (k.per_iteration_latency) out << "  latency: every iteration is a request, timed (p50/p95/p99)\n";
   }
 }
 
@@ -228,6 +233,8 @@ int run(int argc, char** argv) {
   context.settings.discard_throttled = opt.discard_throttled;
   context.settings.throttle_retries = opt.throttle_retries;
   context.settings.clock_threshold = opt.clock_threshold;
+  context.settings.allreduce_bytes = opt.allreduce_bytes;
+  context.mix = opt.mix;
   context.placement = placement;
   context.plan = plan;
   std::vector<char> done;
@@ -261,7 +268,11 @@ int run(int argc, char** argv) {
   const bool streams = opt.mode == SharingMode::streams;
 
   std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_throughput;
-  if (ctx.rank == 0) one_rank_throughput = one_rank_baselines(resumed);
+  TenantBaselines alone;
+  if (ctx.rank == 0) {
+    one_rank_throughput = one_rank_baselines(resumed);
+    alone = tenant_baselines(resumed);
+  }
   bool all_verified = true;
   bool any_failed = false;
   Watchdog watchdog;
@@ -279,8 +290,13 @@ int run(int argc, char** argv) {
     const auto key = std::make_tuple(config.kernel, config.precision, config.size);
     std::optional<double> baseline;
     if (const auto it = one_rank_throughput.find(key); it != one_rank_throughput.end()) baseline = it->second;
-    const Result result = summarize(samples, placement, opt.mode, context.settings, baseline);
+    const Result result = summarize(samples, placement, opt.mode, context.settings, baseline, alone);
     if (config.ranks_per_gpu == 1 && !result.failed()) one_rank_throughput[key] = result.primary_summary().median;
+    if (!config.is_mix() && !result.failed()) {
+      alone[std::make_tuple(config.kernel, config.precision, config.size, config.ranks_per_gpu)] =
+          TenantBaseline{result.primary_summary().median,
+                         result.latency ? std::optional<double>(result.latency->p99) : std::nullopt};
+    }
     any_failed = any_failed || result.failed();
     all_verified = all_verified && (result.failed() || result.verified);
     for (auto& r : reporters) r->report_result(result, static_cast<int>(i) + 1, static_cast<int>(plan.size()));

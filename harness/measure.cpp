@@ -11,6 +11,7 @@
 #include "clock.hpp"
 #include "fault_injection.hpp"
 #include "gpu_clocks.hpp"
+#include "host_allreduce.hpp"
 #include "registry.hpp"
 #include "stop_rules.hpp"
 #include "team.hpp"
@@ -82,17 +83,52 @@ struct RepetitionState {
 
 // What the instances of one rank share while they measure together.
 struct Team {
-  Team(int size, MPI_Comm comm, double clock_offset) : barrier(size), starts(size), ends(size),
-        setup_failed(size), affected(size), active(comm), offset(clock_offset) {}
+  Team(int size, MPI_Comm comm, double clock_offset, bool mix) : barrier(size), starts(size), ends(size),
+        setup_failed(size), affected(size), active(comm), offset(clock_offset), mixed(mix) {}
   ThreadBarrier barrier;
   std::vector<double> starts, ends;
   std::vector<char> setup_failed;  // per instance, written before a barrier
   std::vector<char> affected;      // per instance: its GPU sampler saw throttling in this repetition
   MPI_Comm active;
   double offset;
+  bool mixed;              // a mix: tenants calibrate their own iteration counts
   double window = 0;       // written by instance 0 between barriers
+  double shortest_own = 0;  // likewise: the shortest end - start of any instance in the last batch
   bool any_failed = false;  // likewise: some instance of some active rank failed its setup
   RepetitionState reps;     // likewise
+};
+
+// One instance's iterations as its configuration defines them: a request
+// kernel (per_iteration_latency) waits for each result and is timed on the
+// host clock; --allreduce adds the host collective after each iteration.
+struct IterationRunner {
+  Workload& workload;
+  bool per_request = false;
+  HostAllreduce* allreduce = nullptr;
+  std::vector<double> latencies;  // of the last run(), when per_request
+  double collective_s = 0;        // of the last run()
+
+  void run(std::int64_t count) {
+    latencies.clear();
+    collective_s = 0;
+    if (!per_request && allreduce == nullptr) {
+      for (std::int64_t i = 0; i < count; ++i) workload.run();
+      return;
+    }
+    if (per_request) latencies.reserve(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) {
+      if (per_request) {
+        const double start = now_seconds();
+        workload.run();
+        workload.sync();
+        latencies.push_back(now_seconds() - start);
+      } else {
+        workload.run();
+        workload.sync();  // the data-parallel step: results ready before they are reduced
+      }
+      if (allreduce != nullptr) collective_s += allreduce->reduce_and_check();
+    }
+  }
 };
 
 // After setup every instance of every active rank learns whether any of them
@@ -122,21 +158,26 @@ void start_together(Team& team, int instance) {
 }
 
 // One synchronized batch of `iterations` on every instance of every active
-// rank; returns max(end) - min(start) over all of them, the same on each.
-double timed_window(Team& team, int instance, Workload& workload, std::int64_t iterations) {
+// rank; returns max(end) - min(start) over all of them, the same on each, and
+// leaves the shortest single-instance time of the batch in team.shortest_own.
+double timed_window(Team& team, int instance, IterationRunner& runner, std::int64_t iterations, double* own) {
   start_together(team, instance);
   const double start = now_seconds() + team.offset;
-  for (std::int64_t i = 0; i < iterations; ++i) workload.run();
-  workload.sync();
+  runner.run(iterations);
+  runner.workload.sync();
   team.starts[instance] = start;
   team.ends[instance] = now_seconds() + team.offset;
+  *own = team.ends[instance] - start;
   team.barrier.wait();
   if (instance == 0) {
-    double local[2] = {-*std::min_element(team.starts.begin(), team.starts.end()),
-                       *std::max_element(team.ends.begin(), team.ends.end())};
-    double global[2] = {0, 0};
-    MPSB_MPI(MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, team.active));
+    double shortest = INFINITY;
+    for (std::size_t i = 0; i < team.starts.size(); ++i) shortest = std::min(shortest, team.ends[i] - team.starts[i]);
+    double local[3] = {-*std::min_element(team.starts.begin(), team.starts.end()),
+                       *std::max_element(team.ends.begin(), team.ends.end()), -shortest};
+    double global[3] = {0, 0, 0};
+    MPSB_MPI(MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_MAX, team.active));
     team.window = global[1] + global[0];
+    team.shortest_own = -global[2];
   }
   team.barrier.wait();
   return team.window;
@@ -147,34 +188,51 @@ struct Calibrated {
   WarmupOutcome warmup;
 };
 
+double growth_factor(double window, double min_time) {
+  return window > 0 ? std::clamp(1.2 * min_time / window, 1.5, 100.0) : 100.0;
+}
+
 // Grows the batch until one window lasts min_time on all instances together,
 // then keeps running batches of that count until the warm-up rule
 // (stop_rules.hpp) is satisfied: long enough, calibration included, and the
 // last two batches agree. Everyone sees the same reduced windows, so all
-// reach the same count and the same verdict without a broadcast.
-Calibrated calibrate_and_warm_up(Team& team, int instance, Workload& workload, const MeasureSettings& settings) {
+// reach the same count and the same verdict without a broadcast. In a mix
+// each instance grows its own count until its own batch lasts min_time
+// (tenants differ by orders of magnitude per iteration), all running together
+// so each calibrates under the others' load; the warm-up then compares the
+// common windows, which every rank sees alike.
+Calibrated calibrate_and_warm_up(Team& team, int instance, IterationRunner& runner, const MeasureSettings& settings) {
   Calibrated out;
+  double own = 0;
   auto batch = [&](std::int64_t count) {
-    const double window = timed_window(team, instance, workload, count);
+    const double window = timed_window(team, instance, runner, count, &own);
     out.warmup.seconds += window;
     ++out.warmup.windows;
     return window;
   };
   std::int64_t& iterations = out.iterations;
   double window = batch(iterations);
-  while (window < settings.min_time_s && iterations < kMaxIterations) {
-    const double factor =
-        window > 0 ? std::clamp(1.2 * settings.min_time_s / window, 1.5, 100.0) : 100.0;
-    iterations = std::min(kMaxIterations,
-                          static_cast<std::int64_t>(std::ceil(static_cast<double>(iterations) * factor)));
-    window = batch(iterations);
+  if (team.mixed) {
+    while (team.shortest_own < settings.min_time_s && out.warmup.windows < 64) {
+      if (own < settings.min_time_s && iterations < kMaxIterations) {
+        iterations = std::min(kMaxIterations, static_cast<std::int64_t>(std::ceil(
+                                                  static_cast<double>(iterations) * growth_factor(own, settings.min_time_s))));
+      }
+      window = batch(iterations);
+    }
+  } else {
+    while (window < settings.min_time_s && iterations < kMaxIterations) {
+      iterations = std::min(kMaxIterations, static_cast<std::int64_t>(std::ceil(
+                                                static_cast<double>(iterations) * growth_factor(window, settings.min_time_s))));
+      window = batch(iterations);
+    }
   }
   const WarmupRule rule = warmup_rule(settings.warmup_time_s);
-  const auto per_iteration = [&](double w) { return w / static_cast<double>(iterations); };
-  std::vector<double> at_count{per_iteration(window)};
+  const double divisor = team.mixed ? 1.0 : static_cast<double>(iterations);
+  std::vector<double> at_count{window / divisor};
   WarmupVerdict verdict = warmup_verdict(out.warmup.seconds, at_count, rule);
   while (verdict == WarmupVerdict::keep_warming) {
-    at_count.push_back(per_iteration(batch(iterations)));
+    at_count.push_back(batch(iterations) / divisor);
     verdict = warmup_verdict(out.warmup.seconds, at_count, rule);
   }
   out.warmup.stable = verdict == WarmupVerdict::stable;
@@ -238,12 +296,16 @@ std::unique_ptr<ClockSampler> open_sampler(const Placement& placement, int rank,
 
 RankSamples run_instance(Team& team, int instance, const Placement& placement, const Config& config,
                          int config_index, const MeasureSettings& settings, int rank, std::int64_t* iterations) {
+  const int slot = placement.ranks[rank].slot;
+  const Config own = config_of_slot(config, slot);
   const bool on_gpu = placement.kind == DeviceKind::gpu;
   const int gpu = placement.ranks[rank].gpu.index;
   if (on_gpu) MPSB_CUDA(cudaSetDevice(gpu));  // the current device is per host thread
   RankSamples samples;
   samples.rank = rank;
   samples.instance = instance;
+  samples.tenant = tenant_of_slot(config, slot);
+  samples.config = own;
 
   // Everything that allocates: stream and events, the workload's buffers and
   // the first run (library workspaces). Out of memory here fails only this
@@ -256,9 +318,10 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
     args.device = placement.kind;
     args.gpu_ordinal = gpu;
     args.stream = timer ? timer->stream() : nullptr;
-    args.precision = config.precision;
-    args.size = config.size;
-    workload = find_kernel(config.kernel)->make(args);
+    args.precision = own.precision;
+    args.size = own.size;
+    args.params = own.params;
+    workload = find_kernel(own.kernel)->make(args);
     workload->setup(settings.seed + 1000003ull * static_cast<std::uint64_t>(rank) +
                     7919ull * static_cast<std::uint64_t>(instance));
     inject_after_setup(rank, config_index);
@@ -278,10 +341,14 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
     return samples;  // the workload and timer are freed here, before the next configuration
   }
 
+  std::unique_ptr<HostAllreduce> allreduce;
+  if (settings.allreduce_bytes) allreduce = std::make_unique<HostAllreduce>(team.active, *settings.allreduce_bytes);
+  IterationRunner runner{*workload, find_kernel(own.kernel)->per_iteration_latency, allreduce.get(), {}, 0};
   std::unique_ptr<ClockSampler> sampler = open_sampler(placement, rank, instance, samples.clocks);
-  const Calibrated calibrated = calibrate_and_warm_up(team, instance, *workload, settings);
+  const Calibrated calibrated = calibrate_and_warm_up(team, instance, runner, settings);
   const std::int64_t count = calibrated.iterations;
   samples.warmup = calibrated.warmup;
+  samples.iterations = count;
   if (instance == 0) *iterations = count;
 
   // Which repetition is the last is known only after it, so every one starts
@@ -294,7 +361,7 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
     inject_in_timed_loop(rank, config_index);
     const double start = now_seconds();
     if (timer) timer->record_start();
-    for (std::int64_t i = 0; i < count; ++i) workload->run();
+    runner.run(count);
     if (timer) timer->record_end();
     workload->sync();
     const double end = now_seconds();
@@ -311,8 +378,15 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
       if (timer) samples.gpu_s.push_back(timer->elapsed_seconds());
       samples.affected.push_back(team.reps.affected);
       if (samples.clocks) samples.clocks->windows.push_back(clock);
+      samples.latency_s.insert(samples.latency_s.end(), runner.latencies.begin(), runner.latencies.end());
+      if (allreduce) samples.collective_s.push_back(runner.collective_s);
     }
   } while (team.reps.more);
+  if (allreduce) {
+    samples.collective_checked = allreduce->checked();
+    samples.collective_wrong = allreduce->wrong();
+    samples.collective_problem = allreduce->first_problem();
+  }
   samples.discarded = team.reps.discarded;
   samples.work = workload->work();
   samples.details = workload->details();
@@ -323,7 +397,7 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
 std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placement& placement,
                                   const Config& config, int config_index, const MeasureSettings& settings,
                                   int rank, double offset, std::int64_t* iterations) {
-  Team team(instances, active, offset);
+  Team team(instances, active, offset, config.is_mix());
   std::vector<RankSamples> samples(static_cast<std::size_t>(instances));
   auto body = [&](int i) {
     try {
@@ -374,6 +448,7 @@ ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, 
     if (text.empty()) continue;
     for (const auto& s : nlohmann::json::parse(text)) {
       out.ranks.push_back(deserialize_samples(s.dump()));
+      out.ranks.back().config = config_of_slot(config, placement.ranks[out.ranks.back().rank].slot);
       const std::string& error = out.ranks.back().error;
       // The instances of a --mode streams team usually fail alike: say it once.
       if (!error.empty() && out.error.find(error) == std::string::npos) {

@@ -33,6 +33,7 @@ struct MeasureSettings {
   bool discard_throttled = false;
   int throttle_retries = 3;          // dropped repetitions per configuration, at most
   double clock_threshold = 0.9;      // fraction of the reference SM clock
+  std::optional<std::int64_t> allreduce_bytes;  // --allreduce: a host MPI_Allreduce after each iteration
 };
 
 // How the warm-up went; the same on every instance.
@@ -57,11 +58,20 @@ struct GpuClockRecord {
 struct RankSamples {
   int rank = 0;
   int instance = 0;
+  int tenant = 0;                      // index into Config::tenants for a mix, else 0
+  Config config;                       // what this instance ran: the tenant's configuration in a mix
+  std::int64_t iterations = 0;         // per repetition (tenants of a mix calibrate their own)
   std::vector<double> start_s, end_s;  // per repetition
   std::vector<double> gpu_s;           // CUDA-event time per repetition; empty on the CPU
   Work work;
   Verification verification;
   std::vector<std::pair<std::string, double>> details;  // Workload::details()
+  // Kernels with per_iteration_latency: every request of the kept repetitions (host clock).
+  std::vector<double> latency_s;
+  // --allreduce: the collective's seconds per kept repetition, and its checks (every repetition run).
+  std::vector<double> collective_s;
+  std::int64_t collective_checked = 0, collective_wrong = 0;
+  std::string collective_problem;
   std::string error;  // non-empty: the configuration failed (out of memory); no samples then
   // Decided together by all active instances, so the same on each:
   WarmupOutcome warmup;
@@ -73,7 +83,7 @@ struct RankSamples {
 struct ConfigSamples {
   Config config;
   int instances_per_rank = 1;
-  std::int64_t iterations = 0;     // per repetition, the same on every instance
+  std::int64_t iterations = 0;     // per repetition of the first instance (a mix: see RankSamples::iterations)
   std::vector<RankSamples> ranks;  // every instance, in (rank, instance) order
   std::string error;               // the instances' errors joined; non-empty: the configuration failed
 };

@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -82,6 +83,86 @@ void check_size_limits(const std::string& kernel, const std::vector<std::int64_t
                        std::to_string(info->max_size));
     }
   }
+}
+
+// --param KERNEL.NAME=VALUE, checked against what the kernel declares.
+void parse_param(const std::string& flag, const std::string& text, Options& opt) {
+  const auto dot = text.find('.');
+  const auto eq = text.find('=');
+  if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot == 0 || eq == dot + 1) {
+    throw UsageError(flag + ": '" + text + "' is not KERNEL.NAME=VALUE");
+  }
+  const std::string kernel = text.substr(0, dot), name = text.substr(dot + 1, eq - dot - 1);
+  const KernelInfo* info = known_kernel(flag, kernel);
+  for (const auto& p : info->params) {
+    if (p.name != name) continue;
+    opt.kernel_params[kernel][name] = parse_integer(flag + " " + kernel + "." + name, text.substr(eq + 1), p.min, p.max);
+    return;
+  }
+  std::string known;
+  for (const auto& p : info->params) known += (known.empty() ? "" : ", ") + p.name;
+  throw UsageError(flag + ": kernel " + kernel + " has no parameter '" + name + "' (" +
+                   (known.empty() ? std::string("it has none") : "known: " + known) + ")");
+}
+
+// --allreduce BYTES: a whole number of doubles, optionally with K/M/G (KiB, MiB, GiB).
+std::int64_t parse_allreduce_bytes(const std::string& flag, const std::string& text) {
+  std::string digits = text;
+  std::int64_t scale = 1;
+  if (!digits.empty()) {
+    const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(digits.back())));
+    if (unit == 'K' || unit == 'M' || unit == 'G') {
+      scale = unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1024 * 1024 * 1024;
+      digits.pop_back();
+    }
+  }
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    throw UsageError(flag + ": '" + text + "' is not a byte count (e.g. 8, 64K, 4M)");
+  }
+  const std::int64_t count = parse_integer(flag, digits, 1, std::int64_t{1} << 30);
+  const std::int64_t bytes = count * scale;
+  if (bytes > (std::int64_t{1} << 30) || bytes % 8 != 0) {
+    throw UsageError(flag + ": " + text + " must be a multiple of 8 bytes (doubles), at most 1G");
+  }
+  return bytes;
+}
+
+// --mix matmul:4,inference/fp16/64:4
+std::vector<Tenant> parse_mix(const std::string& flag, const std::string& text) {
+  std::vector<Tenant> tenants;
+  for (const auto& item : split_list(flag, text)) {
+    const auto colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0) {
+      throw UsageError(flag + ": '" + item + "' is not KERNEL[/PRECISION[/SIZE]]:RANKS");
+    }
+    Tenant t;
+    t.ranks_per_gpu = static_cast<int>(parse_integer(flag + " " + item, item.substr(colon + 1), 1, 1024));
+    std::vector<std::string> parts;
+    std::string spec = item.substr(0, colon);
+    for (std::size_t start = 0;;) {
+      const auto slash = spec.find('/', start);
+      parts.push_back(spec.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    if (parts.size() > 3 || parts.front().empty()) {
+      throw UsageError(flag + ": '" + item + "' is not KERNEL[/PRECISION[/SIZE]]:RANKS");
+    }
+    const KernelInfo* info = known_kernel(flag, parts[0]);
+    t.kernel = info->name;
+    if (parts.size() > 1) {
+      t.precision = parts[1];
+      if (std::find(info->precisions.begin(), info->precisions.end(), t.precision) == info->precisions.end()) {
+        throw UsageError(flag + ": kernel " + t.kernel + " has no precision '" + t.precision + "'");
+      }
+    }
+    if (parts.size() > 2) {
+      t.size = parse_integer(flag + " " + item, parts[2], 1, info->max_size);
+    }
+    tenants.push_back(std::move(t));
+  }
+  if (tenants.size() < 2) throw UsageError(flag + ": '" + text + "' names one tenant; a mix needs at least two");
+  return tenants;
 }
 
 }  // namespace
@@ -193,6 +274,13 @@ Options parse_options(const std::vector<std::string>& typed) {
     } else if (flag == "--resume") {
       opt.resume = take_value();
       if (opt.resume.empty()) throw UsageError("--resume: empty path");
+    } else if (flag == "--param") {
+      parse_param(flag, take_value(), opt);
+    } else if (flag == "--allreduce") {
+      opt.allreduce_bytes = parse_allreduce_bytes(flag, take_value());
+    } else if (flag == "--mix") {
+      opt.mix = take_value();
+      opt.mix_tenants = parse_mix(flag, opt.mix);
     } else {
       throw UsageError("unknown option '" + args[i] + "' (see --help)");
     }
@@ -214,6 +302,23 @@ Options parse_options(const std::vector<std::string>& typed) {
   }
   if (opt.device == DeviceChoice::cpu && opt.mode != SharingMode::automatic && opt.mode != SharingMode::streams) {
     throw UsageError(std::string("--mode ") + to_string(opt.mode) + ": needs the GPU, not --device cpu");
+  }
+  if (opt.allreduce_bytes && opt.mode == SharingMode::streams) {
+    throw UsageError("--allreduce: needs one rank per instance; --mode streams runs k instances in one rank");
+  }
+  if (!opt.mix.empty()) {
+    if (opt.mode == SharingMode::streams) {
+      throw UsageError("--mix: tenants are separate ranks; --mode streams runs one rank per GPU");
+    }
+    if (opt.allreduce_bytes) {
+      throw UsageError("--allreduce: the tenants of --mix run different iteration counts, so their ranks "
+                       "cannot meet in one collective per iteration; use one or the other");
+    }
+    if (!opt.kernels.empty() || !opt.precisions.empty() || !opt.sizes.empty() || !opt.kernel_sizes.empty() ||
+        !opt.ranks_per_gpu.empty()) {
+      throw UsageError("--mix: sets the plan itself (each tenant's kernel, precision, size and ranks); drop "
+                       "--kernel, --precision, --size and --ranks-per-gpu");
+    }
   }
   const std::vector<std::string> selected = [&] {
     if (!opt.kernels.empty()) return opt.kernels;
@@ -292,6 +397,19 @@ std::string usage_text() {
          "                        regular file, not a link):\n"
          "                        keep its finished configurations, run the rest and\n"
          "                        write FILE (or --output) again\n"
+         "  --param KERNEL.NAME=VALUE  a kernel parameter beyond precision and size\n"
+         "                        (repeatable; see --list-kernels), e.g.\n"
+         "                        --param inference.hidden=4096\n"
+         "  --allreduce BYTES     after every iteration, an MPI_Allreduce (sum of\n"
+         "                        doubles) of BYTES (8, 64K, 4M, ...) over the active\n"
+         "                        ranks on host buffers, as a data-parallel step does\n"
+         "                        without NCCL; its time is reported separately and\n"
+         "                        its result checked (not with --mode streams)\n"
+         "  --mix TENANT:RANKS,...  ranks of one GPU run different kernels, TENANT =\n"
+         "                        KERNEL[/PRECISION[/SIZE]] (default: the kernel's first\n"
+         "                        precision and middle default size); the plan holds\n"
+         "                        each tenant alone at its ranks, each at the total,\n"
+         "                        and the mix, for the slowdown of each tenant\n"
          "  --preset NAME         the options of presets/NAME.json in place (flags after\n"
          "                        it override them; see --list-presets)\n"
          "  --list-kernels        list kernels, precisions and default sizes\n"

@@ -14,8 +14,76 @@ std::vector<int> default_rank_counts(int max_ranks_per_device) {
   return counts;
 }
 
+namespace {
+
+KernelParams params_of(const KernelInfo& k, const Options& options) {
+  KernelParams params;
+  for (const auto& p : k.params) params[p.name] = p.default_value;
+  if (const auto it = options.kernel_params.find(k.name); it != options.kernel_params.end()) {
+    for (const auto& [name, value] : it->second) params[name] = value;
+  }
+  return params;
+}
+
+// Each tenant alone at its ranks, each at the mix's total (the tenant sharing
+// with itself), then the mix; repeats dropped.
+std::vector<Config> mix_plan(const Options& options, DeviceKind device, int max_ranks_per_device) {
+  std::vector<Tenant> tenants = options.mix_tenants;
+  int total = 0;
+  for (auto& t : tenants) {
+    const KernelInfo& k = *find_kernel(t.kernel);
+    if (t.precision.empty()) t.precision = k.default_precisions.front();
+    if (t.size == 0) {
+      const auto& sizes = device == DeviceKind::gpu ? k.default_gpu_sizes : k.default_cpu_sizes;
+      t.size = sizes[sizes.size() / 2];
+    }
+    t.params = params_of(k, options);
+    total += t.ranks_per_gpu;
+  }
+  if (total > max_ranks_per_device) {
+    throw UsageError("--mix: " + options.mix + " needs " + std::to_string(total) + " active ranks per " +
+                     (device == DeviceKind::gpu ? "GPU" : "host") + ", but only " +
+                     std::to_string(max_ranks_per_device) + " exist");
+  }
+  std::vector<Config> plan;
+  auto add = [&](Config c) {
+    if (std::find(plan.begin(), plan.end(), c) == plan.end()) plan.push_back(std::move(c));
+  };
+  for (const auto& t : tenants) add(Config{t.kernel, t.precision, t.size, t.ranks_per_gpu, t.params, {}});
+  for (const auto& t : tenants) add(Config{t.kernel, t.precision, t.size, total, t.params, {}});
+  add(Config{kMixKernel, mix_name(tenants), 0, total, {}, tenants});
+  return plan;
+}
+
+}  // namespace
+
+std::string mix_name(const std::vector<Tenant>& tenants) {
+  std::string name;
+  for (const auto& t : tenants) {
+    name += (name.empty() ? "" : ",") + t.kernel + "/" + t.precision + "/" + std::to_string(t.size) + ":" +
+            std::to_string(t.ranks_per_gpu);
+  }
+  return name;
+}
+
+int tenant_of_slot(const Config& config, int slot) {
+  int first = 0;
+  for (std::size_t i = 0; i < config.tenants.size(); ++i) {
+    first += config.tenants[i].ranks_per_gpu;
+    if (slot < first) return static_cast<int>(i);
+  }
+  return 0;
+}
+
+Config config_of_slot(const Config& config, int slot) {
+  if (!config.is_mix()) return config;
+  const Tenant& t = config.tenants[static_cast<std::size_t>(tenant_of_slot(config, slot))];
+  return Config{t.kernel, t.precision, t.size, t.ranks_per_gpu, t.params, {}};
+}
+
 std::vector<Config> build_plan(const Options& options, DeviceKind device, int max_ranks_per_device,
                                int device_count) {
+  if (!options.mix_tenants.empty()) return mix_plan(options, device, max_ranks_per_device);
   std::vector<int> rank_counts = options.ranks_per_gpu;
   const bool streams = options.mode == SharingMode::streams;
   for (int k : rank_counts) {
@@ -68,7 +136,7 @@ std::vector<Config> build_plan(const Options& options, DeviceKind device, int ma
     }
     for (const auto& p : precisions) {
       for (auto size : sizes) {
-        for (int ranks : rank_counts) plan.push_back(Config{k->name, p, size, ranks});
+        for (int ranks : rank_counts) plan.push_back(Config{k->name, p, size, ranks, params_of(*k, options), {}});
       }
     }
   }
@@ -87,8 +155,9 @@ std::vector<std::string> preflight_memory(const std::vector<Config>& plan, const
   const std::string gpu =
       "GPU " + std::to_string(r.gpu.index) + " on " + r.host + " has " + format_bytes(free_bytes) + " free";
   for (const auto& c : plan) {
+    if (c.is_mix()) continue;  // its tenants are checked alone at the mix's total
     const KernelInfo* k = find_kernel(c.kernel);
-    const double per_rank = k->device_bytes(c.precision, c.size);
+    const double per_rank = k->device_bytes(c.precision, c.size, c.params);
     const double needed = per_rank * c.ranks_per_gpu;
     if (needed <= free_bytes) continue;
     const std::string what = c.kernel + " " + c.precision + " size " + std::to_string(c.size);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "placement.hpp"
 #include "plan.hpp"
 #include "sharing.hpp"
+#include "stats.hpp"
 #include "workload.hpp"
 
 namespace mpsb {
@@ -35,6 +38,37 @@ struct RankResult {
   double throughput = 0;                     // primary metric per second, from the median window
   Verification verification;
   std::vector<std::pair<std::string, double>> details;  // kernel-specific, units in the names
+  std::optional<stats::LatencyStats> latency_s;         // per request, for latency kernels
+  std::optional<Summary> collective_time_s;             // --allreduce, per iteration
+  std::optional<int> tenant;                            // index into Result::tenants for a mix
+};
+
+// --allreduce: the host collective after every iteration, timed apart.
+struct CollectiveRecord {
+  std::int64_t bytes = 0;
+  Summary time_per_iteration_s;  // one sample per active rank: its median per iteration
+  double fraction_of_iteration = 0;  // median collective time / median iteration time
+  std::int64_t checked_values = 0;
+  bool ok = true;
+  std::string detail;
+};
+
+// The same tenant alone on the GPU, measured earlier in the run.
+struct TenantBaseline {
+  double throughput = 0;
+  std::optional<double> latency_p99_s;
+};
+// (kernel, precision, size, ranks per GPU) -> baseline; the tenant's params are the run's.
+using TenantBaselines = std::map<std::tuple<std::string, std::string, std::int64_t, int>, TenantBaseline>;
+
+// One tenant of a mix: its own aggregate over its ranks, against it alone.
+struct TenantResult {
+  Tenant spec;
+  PrimaryMetric primary = PrimaryMetric::flops;
+  std::string unit;
+  Summary throughput;  // per repetition: its ranks' work / (their max end - min start)
+  std::optional<stats::LatencyStats> latency;
+  std::optional<double> alone_throughput, alone_latency_p99_s, slowdown, latency_p99_ratio;
 };
 
 // How noisy the aggregate primary throughput of the kept repetitions is
@@ -84,19 +118,30 @@ struct Result {
   bool verified = false;
   std::optional<double> max_rel_error;          // absent when some rank saw a non-finite error
   std::vector<RankResult> ranks;
+  std::optional<stats::LatencyStats> latency;   // over every request of every instance (latency kernels)
+  std::optional<CollectiveRecord> collective;   // --allreduce
+  std::vector<TenantResult> tenants;            // a mix
   // Non-empty: the configuration failed (out of memory on some rank) and
   // nothing was measured; only the configuration fields above are meaningful.
   std::string error;
 
   bool failed() const { return !error.empty(); }
-  const Summary& primary_summary() const { return primary == PrimaryMetric::flops ? flop_per_s : item_per_s; }
+  const Summary& primary_summary() const {
+    return primary == PrimaryMetric::flops ? flop_per_s : primary == PrimaryMetric::bytes ? byte_per_s : item_per_s;
+  }
   std::string primary_unit() const;  // "FLOP/s", "interaction/s", ...
 };
 
 // A failed configuration (samples.error non-empty) gives a failed Result.
 // `settings`: the run's, for the noise target and the clock threshold.
 Result summarize(const ConfigSamples& samples, const Placement& placement, SharingMode requested_mode,
-                 const MeasureSettings& settings, std::optional<double> one_rank_throughput);
+                 const MeasureSettings& settings, std::optional<double> one_rank_throughput,
+                 const TenantBaselines& alone = {});
+
+// "FLOP/s", "B/s", "request/s": a kernel's primary unit from its metric and work.
+std::string primary_unit_of(PrimaryMetric primary, const Work& work);
+// "flop_per_s", "byte_per_s", "item_per_s": the results file's name of a metric.
+const char* primary_metric_name(PrimaryMetric primary);
 
 struct Context {
   std::string version;
@@ -114,6 +159,7 @@ struct Context {
   MeasureSettings settings;
   Placement placement;
   std::vector<Config> plan;  // every configuration of the run, in order (what --resume matches)
+  std::string mix;           // --mix as given; empty: none
 };
 
 std::string utc_timestamp_iso8601();

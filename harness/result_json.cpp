@@ -78,6 +78,61 @@ ojson clocks_json(const std::optional<ClocksRecord>& c) {
                {"gpus", gpus}};
 }
 
+ojson params_json(const KernelParams& params) {
+  ojson out = ojson::object();
+  for (const auto& [name, value] : params) out[name] = value;
+  return out;
+}
+
+ojson latency_stats_json(const std::optional<stats::LatencyStats>& l) {
+  if (!l) return nullptr;
+  return ojson{{"count", l->count}, {"mean", l->mean}, {"p50", l->p50}, {"p95", l->p95}, {"p99", l->p99},
+               {"max", l->max}};
+}
+
+ojson latency_json(const std::optional<stats::LatencyStats>& l) {
+  if (!l) return nullptr;
+  return ojson{{"source", "host_steady_clock"}, {"unit", "s"}, {"request", "one iteration"},
+               {"overall", latency_stats_json(l)}};
+}
+
+ojson optional_summary(const std::optional<Summary>& s) { return s ? summary_json(*s) : ojson(nullptr); }
+
+ojson collective_json(const std::optional<CollectiveRecord>& c) {
+  if (!c) return nullptr;
+  return ojson{{"operation", "MPI_Allreduce"},
+               {"op", "MPI_SUM"},
+               {"datatype", "MPI_DOUBLE"},
+               {"bytes", c->bytes},
+               {"communicator", "active ranks"},
+               {"time_per_iteration_s", summary_json(c->time_per_iteration_s)},
+               {"fraction_of_iteration", c->fraction_of_iteration},
+               {"checked_values", c->checked_values},
+               {"ok", c->ok},
+               {"detail", c->detail}};
+}
+
+ojson tenants_json(const Result& r) {
+  if (!r.config.is_mix()) return nullptr;
+  ojson out = ojson::array();
+  for (const auto& t : r.tenants) {
+    out.push_back({{"kernel", t.spec.kernel},
+                   {"precision", t.spec.precision},
+                   {"size", t.spec.size},
+                   {"params", params_json(t.spec.params)},
+                   {"ranks_per_gpu", t.spec.ranks_per_gpu},
+                   {"primary_metric", primary_metric_name(t.primary)},
+                   {"primary_unit", t.unit},
+                   {"throughput", summary_json(t.throughput)},
+                   {"latency", latency_json(t.latency)},
+                   {"alone_throughput", optional_number(t.alone_throughput)},
+                   {"alone_latency_p99_s", optional_number(t.alone_latency_p99_s)},
+                   {"slowdown", optional_number(t.slowdown)},
+                   {"latency_p99_ratio", optional_number(t.latency_p99_ratio)}});
+  }
+  return out;
+}
+
 ojson settings_json(const MeasureSettings& s) {
   return ojson{{"min_time_s", s.min_time_s},
                {"repetitions", s.repetitions},
@@ -87,7 +142,8 @@ ojson settings_json(const MeasureSettings& s) {
                {"max_time_s", optional_number(s.max_time_s)},
                {"discard_throttled", s.discard_throttled},
                {"throttle_retries", s.throttle_retries},
-               {"clock_threshold", s.clock_threshold}};
+               {"clock_threshold", s.clock_threshold},
+               {"allreduce_bytes", s.allreduce_bytes ? ojson(*s.allreduce_bytes) : ojson(nullptr)}};
 }
 
 }  // namespace
@@ -96,7 +152,7 @@ ojson plan_json(const std::vector<Config>& plan) {
   ojson out = ojson::array();
   for (const auto& c : plan) {
     out.push_back({{"kernel", c.kernel}, {"precision", c.precision}, {"size", c.size},
-                   {"ranks_per_gpu", c.ranks_per_gpu}});
+                   {"ranks_per_gpu", c.ranks_per_gpu}, {"params", params_json(c.params)}});
   }
   return out;
 }
@@ -160,6 +216,7 @@ ojson to_json(const Context& c) {
                {"settings", settings_json(c.settings)},
                {"gpus", gpus},
                {"ranks", ranks},
+               {"mix", c.mix.empty() ? ojson(nullptr) : ojson(c.mix)},
                {"plan", plan_json(c.plan)}};
 }
 
@@ -171,6 +228,7 @@ ojson result_header(const Result& r, const char* status, const ojson& error) {
                {"precision", r.config.precision},
                {"size", r.config.size},
                {"ranks_per_gpu", r.config.ranks_per_gpu},
+               {"params", params_json(r.config.params)},
                {"device", device_name(r.device)},
                {"mode", r.mode},
                {"mps_active_thread_percentage",
@@ -189,7 +247,7 @@ ojson failed_json(const Result& r) {
   j["iterations_per_repetition"] = nullptr;
   j["repetitions"] = r.repetitions;
   j["work_per_iteration"] = nullptr;
-  j["primary_metric"] = r.primary == PrimaryMetric::flops ? "flop_per_s" : "item_per_s";
+  j["primary_metric"] = primary_metric_name(r.primary);
   j["primary_unit"] = nullptr;
   j["window_s"] = ojson::array();
   j["aggregate"] = nullptr;
@@ -202,6 +260,9 @@ ojson failed_json(const Result& r) {
   j["verified"] = false;
   j["max_rel_error"] = nullptr;
   j["ranks"] = ojson::array();
+  j["latency"] = nullptr;
+  j["collective"] = nullptr;
+  j["tenants"] = r.config.is_mix() ? ojson::array() : ojson(nullptr);
   return j;
 }
 
@@ -224,9 +285,12 @@ ojson to_json(const Result& r) {
                       rr.gpu_iteration_time_s ? summary_json(*rr.gpu_iteration_time_s) : ojson(nullptr)},
                      {"throughput_per_s", rr.throughput},
                      {"verification", verification_json(rr.verification)},
-                     {"kernel_details", details_json(rr.details)}});
+                     {"kernel_details", details_json(rr.details)},
+                     {"latency_s", latency_stats_json(rr.latency_s)},
+                     {"collective_time_s", optional_summary(rr.collective_time_s)},
+                     {"tenant", rr.tenant ? ojson(*rr.tenant) : ojson(nullptr)}});
   }
-  const std::string primary = r.primary == PrimaryMetric::flops ? "flop_per_s" : "item_per_s";
+  const std::string primary = primary_metric_name(r.primary);
   ojson j = result_header(r, "ok", nullptr);
   j.update(ojson{
                {"iterations_per_repetition", r.iterations},
@@ -249,7 +313,10 @@ ojson to_json(const Result& r) {
                {"jain_fairness", r.jain_fairness},
                {"verified", r.verified},
                {"max_rel_error", optional_number(r.max_rel_error)},
-               {"ranks", ranks}});
+               {"ranks", ranks},
+               {"latency", latency_json(r.latency)},
+               {"collective", collective_json(r.collective)},
+               {"tenants", tenants_json(r)}});
   return j;
 }
 

@@ -73,7 +73,8 @@ std::vector<std::optional<ojson>> resumable_results(const ojson& doc, const RunI
     const ojson key = {{"kernel", member(r, "kernel", "results[].")},
                        {"precision", member(r, "precision", "results[].")},
                        {"size", member(r, "size", "results[].")},
-                       {"ranks_per_gpu", member(r, "ranks_per_gpu", "results[].")}};
+                       {"ranks_per_gpu", member(r, "ranks_per_gpu", "results[].")},
+                       {"params", member(r, "params", "results[].")}};
     const ojson& status = member(r, "status", "results[].");
     if (status != "ok" && status != "failed") refuse("a result has status " + describe(status));
     std::size_t i = 0;
@@ -93,6 +94,20 @@ std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_ba
     const auto& primary = (*r)["aggregate"][metric];
     out[std::make_tuple((*r)["kernel"].get<std::string>(), (*r)["precision"].get<std::string>(),
                         (*r)["size"].get<std::int64_t>())] = primary["median"].get<double>();
+  }
+  return out;
+}
+
+TenantBaselines tenant_baselines(const std::vector<std::optional<ojson>>& slots) {
+  TenantBaselines out;
+  for (const auto& r : slots) {
+    if (!r || (*r)["status"] != "ok" || (*r)["kernel"] == kMixKernel) continue;
+    const std::string metric = (*r)["primary_metric"].get<std::string>();
+    TenantBaseline b;
+    b.throughput = (*r)["aggregate"][metric]["median"].get<double>();
+    if (r->contains("latency") && !(*r)["latency"].is_null()) b.latency_p99_s = (*r)["latency"]["overall"]["p99"].get<double>();
+    out[std::make_tuple((*r)["kernel"].get<std::string>(), (*r)["precision"].get<std::string>(),
+                        (*r)["size"].get<std::int64_t>(), (*r)["ranks_per_gpu"].get<int>())] = b;
   }
   return out;
 }

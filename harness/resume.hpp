@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan.hpp"
+#include "result.hpp"
 
 namespace mpsb {
 
@@ -41,5 +42,9 @@ std::vector<std::optional<nlohmann::ordered_json>> resumable_results(const nlohm
 // precision, size): the speedup baseline of the configurations still to run.
 std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_baselines(
     const std::vector<std::optional<nlohmann::ordered_json>>& slots);
+
+// Every resumed ok configuration that is not a mix, as a tenant alone on its
+// GPU: the slowdown baseline of the mixes still to run.
+TenantBaselines tenant_baselines(const std::vector<std::optional<nlohmann::ordered_json>>& slots);
 
 }  // namespace mpsb

@@ -57,6 +57,10 @@ GpuClockRecord clock_from(const nlohmann::json& j) {
 std::string serialize(const RankSamples& s) {
   nlohmann::json j = {{"rank", s.rank},
                       {"instance", s.instance},
+                      {"tenant", s.tenant},
+                      {"iterations", s.iterations},
+                      {"latency", s.latency_s},
+                      {"collective", {s.collective_s, s.collective_checked, s.collective_wrong, s.collective_problem}},
                       {"start", s.start_s},
                       {"end", s.end_s},
                       {"gpu", s.gpu_s},
@@ -80,6 +84,14 @@ RankSamples deserialize_samples(const std::string& text) {
   RankSamples s;
   s.rank = j.at("rank").get<int>();
   s.instance = j.at("instance").get<int>();
+  s.tenant = j.at("tenant").get<int>();
+  s.iterations = j.at("iterations").get<std::int64_t>();
+  s.latency_s = j.at("latency").get<std::vector<double>>();
+  const auto& collective = j.at("collective");
+  s.collective_s = collective.at(0).get<std::vector<double>>();
+  s.collective_checked = collective.at(1).get<std::int64_t>();
+  s.collective_wrong = collective.at(2).get<std::int64_t>();
+  s.collective_problem = collective.at(3).get<std::string>();
   s.start_s = j.at("start").get<std::vector<double>>();
   s.end_s = j.at("end").get<std::vector<double>>();
   s.gpu_s = j.at("gpu").get<std::vector<double>>();

@@ -10,6 +10,14 @@ namespace {
 void require_values(const std::vector<double>& values, const char* what) {
   if (values.empty()) throw std::invalid_argument(std::string(what) + " of no values");
 }
+
+// Linear interpolation between the closest ranks of already sorted values.
+double sorted_percentile(const std::vector<double>& sorted, double q) {
+  const double position = q / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(position));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
+}
 }  // namespace
 
 double median(std::vector<double> values) {
@@ -70,6 +78,27 @@ double jain_fairness(const std::vector<double>& values) {
   }
   if (squares == 0) return 1.0;  // nobody got anything: equally (un)served
   return sum * sum / (static_cast<double>(values.size()) * squares);
+}
+
+double percentile(std::vector<double> values, double q) {
+  require_values(values, "percentile");
+  std::sort(values.begin(), values.end());
+  return sorted_percentile(values, q);
+}
+
+LatencyStats latency_stats(const std::vector<double>& seconds) {
+  require_values(seconds, "latency");
+  std::vector<double> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end());
+  auto at = [&](double q) { return sorted_percentile(sorted, q); };
+  LatencyStats s;
+  s.count = static_cast<std::int64_t>(sorted.size());
+  s.mean = mean(sorted);
+  s.p50 = at(50);
+  s.p95 = at(95);
+  s.p99 = at(99);
+  s.max = sorted.back();
+  return s;
 }
 
 }  // namespace mpsb::stats

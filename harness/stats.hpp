@@ -1,6 +1,7 @@
 // Summary statistics of timing samples.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -24,5 +25,17 @@ double jain_fairness(const std::vector<double>& values);
 // so a noisy series is never called quiet. nullopt for fewer than two values
 // or a median of 0.
 std::optional<double> relative_median_standard_error(const std::vector<double>& values);
+
+// The q-th percentile (0 <= q <= 100) with linear interpolation between the
+// closest ranks of the sorted values (numpy.percentile's default): position
+// q/100 * (n - 1). Throws on no values.
+double percentile(std::vector<double> values, double q);
+
+// The latency figures of a set of requests.
+struct LatencyStats {
+  std::int64_t count = 0;
+  double mean = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;
+};
+LatencyStats latency_stats(const std::vector<double>& seconds);  // throws on no values
 
 }  // namespace mpsb::stats

@@ -156,7 +156,7 @@ KernelInfo hybrid_info() {
   info.default_cpu_sizes = {256, 1024, 4096};
   info.max_size = kMaxCells;
   info.primary = PrimaryMetric::items;
-  info.device_bytes = [](const std::string&, std::int64_t n) { return 2.0 * kElementBytes * static_cast<double>(n); };
+  info.device_bytes = [](const std::string&, std::int64_t n, const KernelParams&) { return 2.0 * kElementBytes * static_cast<double>(n); };
   info.make = [](const WorkloadArgs& args) -> std::unique_ptr<Workload> {
     if (args.device == DeviceKind::cpu) return make_cpu_workload(args);
     return std::make_unique<HybridGpu>(args);

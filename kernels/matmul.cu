@@ -122,7 +122,7 @@ KernelInfo matmul_info() {
   info.default_cpu_sizes = {64, 128, 256};
   info.max_size = 46340;
   info.primary = PrimaryMetric::flops;
-  info.device_bytes = [](const std::string& precision, std::int64_t n) {
+  info.device_bytes = [](const std::string& precision, std::int64_t n, const KernelParams&) {
     const double nn = static_cast<double>(n);
     return 3.0 * nn * nn * element_bytes(precision) + kCublasWorkspaceBytes;
   };

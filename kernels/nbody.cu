@@ -187,7 +187,7 @@ KernelInfo nbody_info() {
   info.default_cpu_sizes = {256, 512};  // O(N^2) on one core
   info.max_size = std::int64_t{1} << 22;
   info.primary = PrimaryMetric::flops;
-  info.device_bytes = [](const std::string& precision, std::int64_t n) {
+  info.device_bytes = [](const std::string& precision, std::int64_t n, const KernelParams&) {
     const double arrays = 5.0 + static_cast<double>(max_slots(n));
     return arrays * 4.0 * static_cast<double>(n) * element_bytes(precision);
   };

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,12 +33,30 @@ struct Verification {
 
 enum class DeviceKind { cpu, gpu };
 
+// A kernel's integer parameter beyond precision and size (e.g. an MLP's hidden
+// width), declared in its KernelInfo and set with --param KERNEL.NAME=VALUE.
+struct KernelParam {
+  std::string name;
+  std::int64_t default_value = 0;
+  std::int64_t min = 1, max = 1;  // accepted range, inclusive
+  std::string doc;                // one line for --list-kernels
+};
+// Name -> value: every declared parameter of the kernel (defaults filled in by
+// the harness); empty for kernels that declare none.
+using KernelParams = std::map<std::string, std::int64_t>;
+
 struct WorkloadArgs {
   DeviceKind device = DeviceKind::cpu;
   int gpu_ordinal = -1;            // CUDA device of this rank when device == gpu
   cudaStream_t stream = nullptr;   // owned by the harness; all GPU work goes here
   std::string precision;
   std::int64_t size = 0;
+  KernelParams params;  // tests may leave it empty: param() then gives the fallback
+
+  std::int64_t param(const std::string& name, std::int64_t fallback) const {
+    const auto it = params.find(name);
+    return it == params.end() ? fallback : it->second;
+  }
 };
 
 // One kernel at one size and precision, owned by one rank.
@@ -60,7 +79,7 @@ class Workload {
 };
 
 // Which Work field is the headline throughput of a kernel.
-enum class PrimaryMetric { flops, items };
+enum class PrimaryMetric { flops, items, bytes };
 
 struct KernelInfo {
   std::string name;                          // "matmul"
@@ -72,8 +91,13 @@ struct KernelInfo {
   std::vector<std::int64_t> default_cpu_sizes;
   std::int64_t max_size = 0;                 // largest accepted size
   PrimaryMetric primary = PrimaryMetric::flops;
+  std::vector<KernelParam> params;           // beyond precision and size; usually none
+  // One iteration is one request: the harness synchronizes after every
+  // iteration, times each with host timestamps and reports latency
+  // percentiles (run() must leave the request's result on the host or stream).
+  bool per_iteration_latency = false;
   // Device memory one rank needs (for the preflight check); 0 on the CPU.
-  std::function<double(const std::string& precision, std::int64_t size)> device_bytes;
+  std::function<double(const std::string& precision, std::int64_t size, const KernelParams& params)> device_bytes;
   std::function<std::unique_ptr<Workload>(const WorkloadArgs&)> make;
 };
 

@@ -354,8 +354,8 @@ TEST(KernelInfo, SizesAndDeviceMemory) {
   EXPECT_EQ(k->default_precisions, std::vector<std::string>{"fp32"});
   for (const auto n : k->default_gpu_sizes) EXPECT_LE(n, k->max_size);
   // Four state arrays, accelerations, and at most 64 partial-sum arrays of 4 values per body.
-  EXPECT_DOUBLE_EQ(k->device_bytes("fp32", 4096), (5 + 32) * 16.0 * 4096);
-  EXPECT_DOUBLE_EQ(k->device_bytes("fp64", 262144), (5 + 64) * 32.0 * 262144);
+  EXPECT_DOUBLE_EQ(k->device_bytes("fp32", 4096, {}), (5 + 32) * 16.0 * 4096);
+  EXPECT_DOUBLE_EQ(k->device_bytes("fp64", 262144, {}), (5 + 64) * 32.0 * 262144);
 }
 
 }  // namespace

@@ -123,10 +123,10 @@ TEST(Preflight, RejectsSizesOneRankCannotHoldAndFlagsRankCountsThatMayNotFit) {
   const Placement p = build_placement(DeviceKind::gpu, {rank_on(0, "a", "GPU-0", static_cast<std::uint64_t>(10 * gib)),
                                                         rank_on(1, "a", "GPU-0", static_cast<std::uint64_t>(10 * gib))});
   // 3 * 16384^2 * 4 bytes = 3 GiB per rank: one and two ranks fit.
-  EXPECT_TRUE(preflight_memory({Config{"matmul", "fp32", 16384, 1}, Config{"matmul", "fp32", 16384, 2}}, p).empty());
+  EXPECT_TRUE(preflight_memory({Config{"matmul", "fp32", 16384, 1, {}, {}}, Config{"matmul", "fp32", 16384, 2, {}, {}}}, p).empty());
   // 3 * 30000^2 * 4 bytes + workspace = 10.12 GiB: not even one rank fits: bad input.
   try {
-    preflight_memory({Config{"matmul", "fp32", 16384, 1}, Config{"matmul", "fp32", 30000, 1}}, p);
+    preflight_memory({Config{"matmul", "fp32", 16384, 1, {}, {}}, Config{"matmul", "fp32", 30000, 1, {}, {}}}, p);
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
     const std::string m = e.what();
@@ -135,7 +135,7 @@ TEST(Preflight, RejectsSizesOneRankCannotHoldAndFlagsRankCountsThatMayNotFit) {
   }
   // 3 * 25000^2 * 4 bytes + workspace = 7.05 GiB: one rank fits, two may not: it runs, flagged.
   const auto tight =
-      preflight_memory({Config{"matmul", "fp32", 25000, 1}, Config{"matmul", "fp32", 25000, 2}}, p);
+      preflight_memory({Config{"matmul", "fp32", 25000, 1, {}, {}}, Config{"matmul", "fp32", 25000, 2, {}, {}}}, p);
   ASSERT_EQ(tight.size(), 1u);
   EXPECT_NE(tight[0].find("size 25000 with 2 ranks per GPU needs 2 x 7.05 GiB = 14.09 GiB"), std::string::npos)
       << tight[0];
@@ -150,7 +150,7 @@ TEST(Preflight, EveryGpuIsCheckedNotOnlyTheFirstShortOne) {
   const Placement p = build_placement(DeviceKind::gpu, {rank_on(0, "a", "GPU-0", static_cast<std::uint64_t>(10 * gib)),
                                                         rank_on(1, "a", "GPU-1", static_cast<std::uint64_t>(5 * gib))});
   try {
-    preflight_memory({Config{"matmul", "fp32", 25000, 2}}, p);
+    preflight_memory({Config{"matmul", "fp32", 25000, 2, {}, {}}}, p);
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
     const std::string m = e.what();
@@ -161,7 +161,7 @@ TEST(Preflight, EveryGpuIsCheckedNotOnlyTheFirstShortOne) {
 
 TEST(Preflight, CpuDeviceHasNoGpuMemoryLimit) {
   const Placement p = build_placement(DeviceKind::cpu, {describe_rank(0, "a", 0, DeviceKind::cpu, GpuInfo{})});
-  EXPECT_NO_THROW(preflight_memory({Config{"matmul", "fp32", 40000, 1}}, p));
+  EXPECT_NO_THROW(preflight_memory({Config{"matmul", "fp32", 40000, 1, {}, {}}}, p));
 }
 
 }  // namespace

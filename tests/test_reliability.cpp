@@ -48,13 +48,13 @@ TEST(FaultSpec, RejectsMalformedSpecsInOneLineNamingThePart) {
 }
 
 RunIdentity sample_identity() {
-  return RunIdentity{{{"matmul", "fp32", 16, 1}, {"matmul", "fp32", 16, 2}, {"matmul", "fp32", 24, 1}},
+  return RunIdentity{{{"matmul", "fp32", 16, 1, {}, {}}, {"matmul", "fp32", 16, 2, {}, {}}, {"matmul", "fp32", 24, 1, {}, {}}},
                      "cpu", "auto", 2};
 }
 
 ojson record(const Config& c, const std::string& status) {
   return ojson{{"kernel", c.kernel}, {"precision", c.precision}, {"size", c.size},
-               {"ranks_per_gpu", c.ranks_per_gpu}, {"status", status}};
+               {"ranks_per_gpu", c.ranks_per_gpu}, {"params", ojson::object()}, {"status", status}};
 }
 
 ojson sample_document(const RunIdentity& id, std::vector<ojson> results) {
@@ -87,7 +87,7 @@ TEST(Resume, RefusesAnotherRun) {
   EXPECT_EQ(refusal(good, id), "");
 
   auto version = good;
-  version["schema_version"] = 2;
+  version["schema_version"] = kResultsSchemaVersion + 1;
   EXPECT_NE(refusal(version, id).find("schema_version"), std::string::npos);
   auto not_ours = good;
   not_ours["schema"] = "something-else";
@@ -109,7 +109,7 @@ TEST(Resume, RefusesAnotherRun) {
   auto no_plan = good;
   no_plan["context"].erase("plan");
   EXPECT_NE(refusal(no_plan, id).find("context.plan"), std::string::npos);
-  auto stray = sample_document(id, {record(Config{"nbody", "fp32", 16, 1}, "ok")});
+  auto stray = sample_document(id, {record(Config{"nbody", "fp32", 16, 1, {}, {}}, "ok")});
   EXPECT_NE(refusal(stray, id).find("outside the plan"), std::string::npos);
   auto running = sample_document(id, {record(id.plan[0], "running")});
   EXPECT_NE(refusal(running, id).find("status"), std::string::npos);

@@ -62,11 +62,13 @@ MeasureSettings three_repetitions() {
 
 ConfigSamples sample_measurement(int ranks_per_gpu, bool verified) {
   ConfigSamples s;
-  s.config = Config{"matmul", "fp32", 512, ranks_per_gpu};
+  s.config = Config{"matmul", "fp32", 512, ranks_per_gpu, {}, {}};
   s.iterations = 100;
   for (int r = 0; r < ranks_per_gpu; ++r) {
     RankSamples rs;
     rs.rank = r;
+    rs.config = s.config;
+    rs.iterations = s.iterations;
     rs.start_s = {10.0, 11.0, 12.0};
     rs.end_s = {10.5, 11.4 + 0.01 * r, 12.6};
     rs.gpu_s = {0.49, 0.39, 0.59};

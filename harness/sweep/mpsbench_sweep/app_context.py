@@ -39,5 +39,5 @@ def app_context(settings, run, result):
                    "note": app.device_note, "devices": result["devices"],
                    "max_ranks_per_device": job.ranks_per_gpu[0]},
         "cuda": next((p["cuda"] for p in probed if p.get("cuda")), NO_CUDA),
-        "settings": {"min_time_s": app.min_time, "repetitions": app.repetitions, "seed": 0},
-        "gpus": gpus, "ranks": ranks}
+        "settings": {"min_time_s": app.min_time, "repetitions": app.repetitions, "seed": 0, "allreduce_bytes": None},
+        "gpus": gpus, "ranks": ranks, "mix": None}

@@ -133,7 +133,7 @@ def farmer_command(launcher, nodes, mpi_app):
 
 
 def part_document(context, record):
-    return {"schema": "mpsbench-results", "schema_version": 1, "complete": True, "context": context,
+    return {"schema": "mpsbench-results", "schema_version": 2, "complete": True, "context": context,
             "results": [record]}
 
 

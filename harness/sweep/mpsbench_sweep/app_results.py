@@ -100,11 +100,13 @@ class AppConfiguration:
             self.error = message
 
     def _base(self):
-        return {"kernel": "app", "precision": self.app["name"], "size": None, "ranks_per_gpu": self.k,
+        return {"kernel": "app", "precision": self.app["name"], "size": None, "ranks_per_gpu": self.k, "params": {},
                 "device": self.device, "mode": self.mode, "mps_active_thread_percentage": self.thread_percentage,
                 "active_ranks": self.copies_per_node * self.nodes,
                 "devices": max(1, self.gpus_per_node * self.nodes) if self.device == "gpu" else self.nodes,
-                "instances_per_rank": 1, "repetitions": self.repetitions, "primary_metric": "item_per_s"}
+                "instances_per_rank": 1, "repetitions": self.repetitions, "primary_metric": "item_per_s",
+                # schema 2: an application's runs have no request latency, host collective or tenants
+                "latency": None, "collective": None, "tenants": None}
 
     def _app_object(self, runs_per_repetition=None, run_times=None):
         events = self.all_run_events()
@@ -184,7 +186,8 @@ class AppConfiguration:
                                      else ""},
                     "kernel_details": {"runs": float(len(good)), "run_time_median_s": statistics.median(times),
                                        "run_time_p95_s": percentile(times, 95), "run_time_min_s": min(times),
-                                       "run_time_max_s": max(times)}})
+                                       "run_time_max_s": max(times)},
+                    "latency_s": None, "collective_time_s": None, "tenant": None})
         return out
 
 

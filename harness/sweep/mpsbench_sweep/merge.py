@@ -36,7 +36,7 @@ def merge(parts, sweep, all_jobs_done):
     context["sweep"] = sweep
     results = [r for p in parts for r in p.get("results", [])]
     complete = all_jobs_done and all(p.get("complete") is True for p in parts)
-    return {"schema": "mpsbench-results", "schema_version": parts[0].get("schema_version", 1),
+    return {"schema": "mpsbench-results", "schema_version": parts[0].get("schema_version", 2),
             "complete": complete, "context": context, "results": results}
 
 
