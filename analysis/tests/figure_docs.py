@@ -42,7 +42,9 @@ def _on_gpus(record: dict[str, Any], devices: int) -> dict[str, Any]:
         for key in ("median", "min", "max"):
             summary[key] *= devices
         summary["samples"] = [s * devices for s in summary["samples"]]
-    if r["kernel"] == "app":
+    if r["kernel"] == "mix":  # its tenants' work at their own counts is not in the record: windows stay
+        pass
+    elif r["kernel"] == "app":
         r["app"]["runs_per_repetition"] = [n * devices for n in r["app"]["runs_per_repetition"]]
         r["window_s"] = [n / s for n, s in zip(r["app"]["runs_per_repetition"], primary["samples"])]
     else:
@@ -65,7 +67,27 @@ def _on_gpus(record: dict[str, Any], devices: int) -> dict[str, Any]:
                          gpu_uuid=f"GPU-{gpu:04d}", host="node1")
             ranks.append(entry)
     r["ranks"] = ranks
+    # schema version 2: every GPU's ranks add their requests, collective medians and tenant work
+    if r.get("latency"):
+        r["latency"]["overall"]["count"] *= devices
+    if r.get("collective"):
+        medians = [rank["collective_time_s"]["median"] for rank in ranks]
+        r["collective"]["time_per_iteration_s"] = _summary(medians)
+        r["collective"]["checked_values"] *= devices
+    for t in r.get("tenants") or []:
+        t["throughput"] = _summary([v * devices for v in t["throughput"]["samples"]])
+        if t["alone_throughput"] is not None:
+            t["alone_throughput"] *= devices
+        if t["latency"]:
+            t["latency"]["overall"]["count"] *= devices
     return r
+
+
+def _summary(samples: list[float]) -> dict[str, Any]:
+    ordered = sorted(samples)
+    mid = len(ordered) // 2
+    med = ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
+    return {"median": med, "min": ordered[0], "max": ordered[-1], "samples": list(samples)}
 
 
 def _context(devices: int, world_size: int) -> dict[str, Any]:
@@ -128,3 +150,39 @@ def app_sweep(modes: Sequence[str] = ("timeslice", "mps", "streams"), ranks: Seq
 
 def write(path: Path, doc: dict[str, Any]) -> Path:
     return builder.write(path, doc)
+
+
+def _latency_curve(mode: str, size_index: int, rpg: int) -> tuple[float, float]:
+    """(aggregate requests/s, p50 latency in s): throughput saturates as ranks grow, latency climbs;
+    MPS overlaps requests, so it reaches more requests/s at a lower latency than time slicing."""
+    base = 2000.0 / (1 + size_index)
+    overlap = {"timeslice": 0.1, "mps": 0.7, "mps-qos": 0.6, "streams": 0.5}[mode]
+    rate = base * (1 + overlap * (1 - 1 / rpg)) * 1.0
+    p50 = rpg / rate * (1 + 0.05 * size_index)
+    return rate, p50
+
+
+def latency_sweep(modes: Sequence[str] = ("timeslice", "mps"), sizes: Sequence[int] = (8, 64),
+                  ranks: Sequence[int] = (1, 2, 4, 8), devices: int = 1, precision: str = "fp16",
+                  params: dict[str, int] | None = None) -> dict[str, Any]:
+    """An inference sweep (requests/s, request latency) over modes, batch sizes and ranks per GPU."""
+    results = []
+    for mode in modes:
+        for i, size in enumerate(sizes):
+            for rpg in ranks:
+                extra = {"mps_active_thread_percentage": 100 // rpg} if mode == "mps-qos" else {}
+                rate, p50 = _latency_curve(mode, i, rpg)
+                record = builder.latency_result(builder.flat(rate, spread=0.02), p50, ranks_per_gpu=rpg, mode=mode,
+                                                precision=precision, size=size, params=params, **extra)
+                results.append(_on_gpus(record, devices))
+    doc = builder.document(results)
+    doc["context"] = _context(devices, max(ranks) * devices)
+    return doc
+
+
+def mix_doc(modes: Sequence[str] = ("timeslice", "mps"), devices: int = 1, a: int = 2, b: int = 2) -> dict[str, Any]:
+    """builder.mix_sweep on ``devices`` GPUs: the mix, each tenant alone and each sharing with itself."""
+    doc = builder.document([_on_gpus(r, devices) for r in builder.mix_sweep(modes, a, b)])
+    doc["context"] = _context(devices, (a + b) * devices)
+    doc["context"]["mix"] = f"matmul/fp32/2048:{a},inference/fp16/64:{b}"
+    return doc

@@ -2,7 +2,8 @@
 
 Each case renders all figures of a results set (the real H100 and CPU
 fixtures, and synthetic sweeps with 1, 2 or 10 sizes, on 1, 2 or 8 GPUs,
-with every combination of modes, and farmed applications) and asks
+with every combination of modes, farmed applications, latency kernels with
+their latency-throughput figures, and mixes with their slowdown heatmaps) and asks
 matplotlib where it drew each text (layout_check.py).  The PNGs are written
 to $MPSBENCH_TEST_ARTIFACTS/figures/<case>/ when that is set, else to
 pytest's tmp dir, so a failing layout can be looked at.
@@ -46,6 +47,18 @@ def _cases() -> dict[str, object]:
     one_failed = figure_docs.sweep(("timeslice", "mps"), (1024,), devices=2)
     one_failed["results"][5].update(status="failed", error="kernel launch failed")  # mps at 2 ranks per GPU
     cases["one-failed"] = one_failed
+    # schema version 2: a latency kernel's latency-throughput figure, a mix's slowdown heatmap
+    for sizes in ((64,), (8, 64, 512)):
+        for devices in (1, 8):
+            cases[f"latency-{len(sizes)}sizes-{devices}gpus"] = figure_docs.latency_sweep(figure_docs.MODES, sizes,
+                                                                                          devices=devices)
+    cases["latency-timeslice-one-rank"] = figure_docs.latency_sweep(("timeslice",), (64,), ranks=(1,))
+    cases["latency-wide-spread"] = figure_docs.latency_sweep(("timeslice", "mps"), (64,), ranks=(1, 2, 4, 8, 16, 32, 64))
+    for modes in (("mps",), ("timeslice", "mps"), figure_docs.MODES):
+        cases[f"mix-{len(modes)}modes"] = figure_docs.mix_doc(modes, devices=2 if len(modes) > 1 else 1)
+    partial = figure_docs.mix_doc(("timeslice", "mps"))
+    del partial["results"][3]  # inference at the mix's total, timeslice: its diagonal cell is n/a
+    cases["mix-partial"] = partial
     return cases
 
 
@@ -83,7 +96,7 @@ def _legend_colors(fig) -> dict[str, str]:
                 color = handle.get_edgecolor()
             else:  # a line, or an errorbar's collection
                 color = handle.get_color()
-                color = color[0] if len(color) and np.iterable(color[0]) else color
+                color = color[0] if not isinstance(color, str) and len(color) and np.iterable(color[0]) else color
             out[text.get_text()] = to_hex(color)
     return out
 
@@ -113,15 +126,31 @@ def test_figures_are_readable(case: str, tmp_path: Path) -> None:
                 assert re.search(r"time per (iteration|run) \[(s|ms|µs|ns)\]", words), (stem, words)
             elif kind == "mps-gain":
                 assert "mps / timeslice" in words
-            if kind in ("throughput", "rank-times"):
+            elif kind == "latency":
+                flat = " ".join(words.split())
+                assert "request latency vs throughput" in flat and "p99" in flat and "p50" in flat
+                assert re.search(r"aggregate throughput \[[kMGTP ]*request/s\]", words), (stem, words)
+                assert re.search(r"request latency \[(s|ms|µs|ns)\]", words), (stem, words)
+            elif kind == "slowdown":
+                assert "alone / sharing" in " ".join(words.split()) and "sharing with" in words
+                tenants = {t["kernel"] for ts in results["tenants"] if ts for t in ts}
+                assert all(any(t in w for w in words.split()) for t in tenants), (stem, words)
+            if kind in ("throughput", "rank-times", "latency"):
                 # one style table: every mode in the colour it has everywhere else
                 colors = _legend_colors(fig)
-                modes = set(rs.results.loc[rs.results["kernel"] == kernel, "mode_label"])
+                rows = rs.results[rs.results["kernel"] == kernel]
+                if kind == "latency":
+                    rows = rows[rows["latency_p99_s"].notna() & (rows["status"] == "ok")]
+                modes = set(rows["mode_label"])
                 assert {label.split(" (")[0] for label in colors} == modes, (stem, colors)
                 for label, color in colors.items():
                     assert color == mode_style(label.split(" (")[0]).color.lower(), (stem, label, color)
-        kernels = len(rs.results[["kernel", "precision"]].drop_duplicates())
+        per_kernel = rs.results[rs.results["kernel"] != "mix"]
+        kernels = len(per_kernel[["kernel", "precision"]].drop_duplicates())
         assert found.count("throughput") == found.count("rank-times") == kernels
+        latency = per_kernel[per_kernel["latency_p99_s"].notna()]
+        assert found.count("latency") == len(latency[["kernel", "precision", "size"]].drop_duplicates())
+        assert found.count("slowdown") == int((rs.results["kernel"] == "mix").any())
     finally:
         for _, fig in figures:
             plt.close(fig)

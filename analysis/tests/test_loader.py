@@ -147,7 +147,9 @@ def _broken(tmp_path: Path, name: str, mutate) -> Path:
 
 @pytest.mark.parametrize("mutate, field, words", [
     (lambda d: d["results"][0].pop("kernel"), "results[0].kernel", "required field is missing"),
-    (lambda d: d.update(schema_version=2), "schema_version", "version 2 is not supported"),
+    (lambda d: d.update(schema_version=3), "schema_version", "version 3 is not supported"),
+    (lambda d: d.update(schema_version=0), "schema_version", "version 0 is not supported (this tool reads "
+                                                             "versions 1 and 2)"),
     (lambda d: d.update(schema="other"), "schema", "expected 'mpsbench-results'"),
     (lambda d: d["results"][0].update(size="big"), "results[0].size", "expected integer"),
     (lambda d: d["results"][0]["aggregate"]["flop_per_s"].update(median=-1),

@@ -94,7 +94,7 @@ def test_integer_fields_refuse_floats(tmp_path: Path, field: str, value: float, 
 
 def test_schema_version_written_as_a_float_is_refused(tmp_path: Path) -> None:
     assert _refused(tmp_path, dict(_doc(), schema_version=1.0)) == (
-        "field schema_version: version 1.0 is not supported (this tool reads version 1)")
+        "field schema_version: version 1.0 is not supported (this tool reads versions 1 and 2)")
 
 
 def test_integer_fields_elsewhere_refuse_floats(tmp_path: Path) -> None:

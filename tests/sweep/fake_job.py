@@ -109,12 +109,12 @@ def main():
                "device": {"requested": "auto", "used": "gpu", "note": "", "devices": gpus,
                           "max_ranks_per_device": args.np // gpus},
                "cuda": {"driver_version": "13.0", "runtime_version": "13.0", "cublas_version": 130100},
-               "settings": {"min_time_s": 0.25, "repetitions": 2, "seed": 1},
+               "settings": {"min_time_s": 0.25, "repetitions": 2, "seed": 1, "allreduce_bytes": None}, "mix": None,
                "gpus": [{"host": host, "index": g, "name": "Fake GPU", "uuid": f"GPU-fake-{g}", "sm_count": 132,
                          "memory_total_bytes": 81559 * MIB, "compute_mode": "DEFAULT", "sm_clock_peak_khz": 1980000}
                         for g in range(gpus)],
                "ranks": ranks}
-    doc = {"schema": "mpsbench-results", "schema_version": 1, "complete": False, "context": context, "results": []}
+    doc = {"schema": "mpsbench-results", "schema_version": 2, "complete": False, "context": context, "results": []}
     write(args.output, doc)
     if fault("FAKE_JOB_HANG", mode):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
@@ -133,7 +133,8 @@ def main():
                 check = {"ok": verified, "max_rel_error": 1e-7 if verified else 0.5, "tolerance": 1e-5,
                          "checked_values": 1024, "detail": "" if verified else "planted failure"}
                 doc["results"].append({
-                    "kernel": kernel, "precision": "fp32", "size": size, "ranks_per_gpu": k, "device": "gpu",
+                    "kernel": kernel, "precision": "fp32", "size": size, "ranks_per_gpu": k, "params": {},
+                    "device": "gpu", "latency": None, "collective": None, "tenants": None,
                     "mode": mode, "mps_active_thread_percentage": pct, "status": "ok", "error": None,
                     "active_ranks": k * gpus, "devices": gpus, "instances_per_rank": instances,
                     "iterations_per_repetition": 10, "repetitions": 2,
@@ -148,7 +149,8 @@ def main():
                                "host": host, "local_rank": 0, "gpu_index": 0, "gpu_uuid": "GPU-fake-0",
                                "mps_enabled": client, "sm_count": 132, "iteration_time_s": summary(0.03),
                                "gpu_iteration_time_s": summary(0.03), "throughput_per_s": value / k,
-                               "verification": check, "kernel_details": {}} for r in range(k)]})
+                               "verification": check, "kernel_details": {}, "latency_s": None,
+                               "collective_time_s": None, "tenant": None} for r in range(k)]})
     doc["complete"] = True
     write(args.output, doc)
     sys.exit(0 if verified else 1)

@@ -144,7 +144,7 @@ class MergeAndTable(unittest.TestCase):
         self.assertEqual(row4.count("-"), 7)  # four modes missing, ratios missing: only streams is there
 
     def test_merge_and_atomic_write(self):
-        part = {"schema": "mpsbench-results", "schema_version": 1, "complete": True, "context": {"a": 1},
+        part = {"schema": "mpsbench-results", "schema_version": 2, "complete": True, "context": {"a": 1},
                 "results": [1, 2]}
         self.assertIsNone(merge.merge([], {}, True))
         doc = merge.merge([part, dict(part, complete=False, results=[3])], {"jobs": []}, True)

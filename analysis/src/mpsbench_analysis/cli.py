@@ -56,26 +56,28 @@ def _positive_float(text: str) -> float:
 
 COMPARE_DESCRIPTION = """\
 Regression verdicts of NEW against BASE, per result matched on kernel,
-precision, size, ranks per GPU and mode, and per MPS gain: FASTER/SLOWER
-when the median changed by more than --threshold and the ranges of
-repetitions do not overlap (at least --min-samples each) or Mann-Whitney
-p < --alpha with both CVs <= --max-cv; SAME within the threshold; NOISY
-otherwise.
+precision, size, ranks per GPU, mode and kernel params, and per MPS gain:
+FASTER/SLOWER when the median changed by more than --threshold and the
+ranges of repetitions do not overlap (at least --min-samples each) or
+Mann-Whitney p < --alpha with both CVs <= --max-cv; SAME within the
+threshold; NOISY otherwise. Latency kernels also get a verdict on the p99
+request latency (higher is worse; the ranks' p99s are the samples).
 
 The run contexts are compared first. A different device kind (device.used),
 GPU model (gpus[].name) or GPU count (len(gpus)) is an error; differences in
 the GPUs' other fields, driver, CUDA runtime, cuBLAS, mpsbench version and
-commit, MPI, settings and sharing modes are listed as notes in the report
-header. Host names are not
-compared."""
+commit, MPI, settings (--allreduce size included), --mix, sharing modes and
+kernels whose params changed are listed as notes in the report header. Host
+names are not compared."""
 
 COMPARE_EPILOG = """\
 exit status:
   0  the gate passes: FASTER, SAME, RECOVERED, NOISY (without
      --fail-on-noisy) and configurations only in NEW (added) do not fail it
   1  the gate fails (the last line of the report says why):
-     - a regression: SLOWER throughput or MPS gain, a result failed in NEW
-       but not in BASE, or one verified in BASE and not in NEW;
+     - a regression: SLOWER throughput or MPS gain, a higher p99 latency
+       (SLOWER), a result failed in NEW but not in BASE, or one verified in
+       BASE and not in NEW;
      - configurations of BASE missing from NEW (removed), or NEW has
        "complete": false, unless --allow-missing;
      - any NOISY verdict, with --fail-on-noisy
@@ -86,7 +88,7 @@ exit status:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Analyse mpsbench results files (JSON, schema mpsbench-results v1). "
+        prog=PROG, description="Analyse mpsbench results files (JSON, schema mpsbench-results versions 1 and 2). "
         "Several files (e.g. one per mode) are merged into one data set.",
         epilog="exit status: 0 ok, 1 compare's gate failed (see compare --help), 2 bad input or usage")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -105,12 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
                        "GPU, gain over timeslice, speedup over one rank, Jain fairness, efficiency "
                        "against the best single-rank throughput of the kernel, precision and mode, and the "
                        "noise of the median; marks flag results noisier than their target (2% without one) "
-                       "and results with clock-throttled repetitions (a legend line explains them).")
+                       "and results with clock-throttled repetitions (a legend line explains them). Latency kernels "
+                       "add their p50/p95/p99 request latency, --allreduce runs the kernel's and the collective's "
+                       "time per iteration, and a mix (--mix) the slowdown of each tenant when sharing (table and "
+                       "markdown: a second table; json: \"slowdown\"; csv: the main table only).")
     files(p)
     formatted(p)
 
     p = sub.add_parser("plot", help="PNG and SVG figures", description="Throughput vs ranks per GPU, MPS-gain "
-                       "heatmaps and per-rank iteration times, one figure per kernel and precision.")
+                       "heatmaps and per-rank iteration times, one figure per kernel and precision; for a latency "
+                       "kernel, request latency (p99, p50) vs throughput per size; for a mix, the slowdown heatmap "
+                       "(a panel per mode).")
     files(p)
     p.add_argument("--outdir", default="mpsbench-plots", help="directory for the figures, created when missing; "
                    "refused when it is a symbolic link; figures of the same name in it are replaced, but only "
@@ -178,8 +185,8 @@ def _emit(text: str, output: str | None) -> None:
 def run(args: argparse.Namespace) -> int:
     """Executes a parsed command; returns the exit status."""
     if args.command == "summary":
-        from .summary import render_summary, summarize
-        _emit(render_summary(summarize(load_results(args.files)), args.format), args.output)
+        from .summary import summary_text
+        _emit(summary_text(load_results(args.files), args.format), args.output)
     elif args.command == "crossover":
         from .crossover import all_crossovers, render_crossovers
         found = all_crossovers(load_results(args.files), args.threshold, args.ranks, args.mode)

@@ -14,6 +14,17 @@ The gate (:meth:`Comparison.gate_failures`) fails on a regression, on a
 removed result or an incomplete NEW file (unless ``allow_missing``), and
 on a NOISY verdict when ``fail_on_noisy``; added results never fail it.
 
+Latency kernels (schema version 2) also get a verdict on the p99 request
+latency, where higher is worse: the change of the record's overall p99
+(``latency.overall.p99``), with the active ranks' own p99s
+(``ranks[].latency_s.p99``) as the samples that give the evidence (non-
+overlapping ranges with at least ``min_samples`` ranks a side, or
+Mann-Whitney p < alpha); a SLOWER p99 is a regression.  Stream kernels are
+judged on their bytes/s like any primary throughput.  Different kernel
+parameters (``params``) make different configurations (added and removed),
+explained by a note per kernel; a different ``--allreduce`` size or
+``--mix`` is a context note (context.py).
+
 Each row carries the marks of its BASE and NEW result (quality.py: noise
 above its target, clock-throttled repetitions; files without the noise and
 clock fields get a computed noise figure and no throttle mark); a gain row
@@ -35,8 +46,12 @@ from .quality import count_value, mark_tokens, marks_text
 from .stats import relative_noise
 from .summary import GROUP, gain_table, sort_rows
 from .tables import Column, render
-from .units import format_number, format_percent, format_si
+from .units import format_number, format_percent, format_seconds, format_si
 from .verdict import NOISY, SLOWER, Rule, judge
+
+#: The columns of Comparison.latency.
+LATENCY_COLUMNS = KEY + ["verdict", "base_p99_s", "new_p99_s", "change", "p_value", "reason", "regression",
+                         "base_ranks", "new_ranks"]
 
 
 @dataclass
@@ -51,15 +66,19 @@ class Comparison:
     context: list[ContextDifference] = field(default_factory=list)  # mismatches first, then notes
     device: str = ""  # BASE's device kind and GPUs, e.g. 'gpu, 1 x "NVIDIA H100 80GB HBM3"'
     new_complete: bool = True  # NEW's "complete" flag (False: the run was cut short)
+    # one row per result with request latency in both (p99, higher is worse)
+    latency: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LATENCY_COLUMNS))
 
     @property
     def regressions(self) -> int:
-        return int(self.results["regression"].sum() + self.gains["regression"].sum())
+        return int(self.results["regression"].sum() + self.gains["regression"].sum()
+                   + self.latency["regression"].sum())
 
     @property
     def noisy(self) -> int:
-        """NOISY verdicts, throughput and MPS gain."""
-        return int((self.results["verdict"] == NOISY).sum() + (self.gains["verdict"] == NOISY).sum())
+        """NOISY verdicts, throughput, MPS gain and p99 latency."""
+        return int((self.results["verdict"] == NOISY).sum() + (self.gains["verdict"] == NOISY).sum()
+                   + (self.latency["verdict"] == NOISY).sum())
 
     def gate_failures(self, allow_missing: bool = False, fail_on_noisy: bool = False) -> list[str]:
         """Why the gate fails (exit 1), one phrase per reason; empty when it passes."""
@@ -165,6 +184,42 @@ def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def _latency_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule) -> pd.DataFrame:
+    """The p99 request latency of every result measured with latency in both runs, higher is worse."""
+    cols = KEY + ["latency_p99_s", "latency_rank_p99_s"]
+    b = base[base["latency_p99_s"].notna() & (base["status"] == "ok")][cols]
+    n = new[new["latency_p99_s"].notna() & (new["status"] == "ok")][cols]
+    pairs = b.merge(n, on=KEY, suffixes=("_base", "_new"))
+    rows = []
+    for _, p in pairs.iterrows():
+        p99_b, p99_n = float(p["latency_p99_s_base"]), float(p["latency_p99_s_new"])
+        samples_b = list(p["latency_rank_p99_s_base"]) or [p99_b]
+        samples_n = list(p["latency_rank_p99_s_new"]) or [p99_n]
+        v = judge(samples_b, samples_n, rule, higher_is_better=False, values=(p99_b, p99_n), samples_word="ranks")
+        rows.append({**{k: p[k] for k in KEY}, "verdict": v.verdict, "base_p99_s": p99_b, "new_p99_s": p99_n,
+                     "change": v.change, "p_value": v.p_value, "reason": v.reason, "regression": v.verdict == SLOWER,
+                     "base_ranks": len(samples_b), "new_ranks": len(samples_n)})
+    return pd.DataFrame(rows, columns=LATENCY_COLUMNS)
+
+
+def _params_notes(base: pd.DataFrame, new: pd.DataFrame) -> list[ContextDifference]:
+    """A note per kernel and precision whose parameters differ: their results do not match (other work)."""
+    out = []
+
+    def sets(df: pd.DataFrame) -> dict[tuple[str, str], set[str]]:
+        found: dict[tuple[str, str], set[str]] = {}
+        for kernel, precision, params in zip(df["kernel"], df["precision"], df["params"]):
+            found.setdefault((kernel, precision), set()).add(params)
+        return found
+
+    sb, sn = sets(base), sets(new)
+    for key in [k for k in sb if k in sn]:
+        if sb[key] != sn[key]:
+            show = lambda values: "; ".join(sorted(v or "(none)" for v in values))  # noqa: E731
+            out.append(ContextDifference(f"params of {key[0]} {key[1]}", show(sb[key]), show(sn[key]), False))
+    return out
+
+
 def _check_context(diffs: list[ContextDifference], new_name: str, allow: bool) -> None:
     bad = [d for d in diffs if d.mismatch]
     if bad and not allow:
@@ -192,23 +247,38 @@ def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule(),
         def what(df: pd.DataFrame) -> str:
             return ", ".join(sorted({f"{k}/{p}" for k, p in zip(df["kernel"], df["precision"])}))
         raise AnalysisError(
-            f"no result matches BASE on kernel, precision, size, ranks_per_gpu and mode "
+            f"no result matches BASE on kernel, precision, size, ranks_per_gpu, mode and params "
             f"(BASE has {what(b)} in modes {', '.join(sorted(set(b['mode_label'])))}; NEW has {what(n)} "
             f"in modes {', '.join(sorted(set(n['mode_label'])))})", ", ".join(new.files))
     results = sort_rows(_result_rows(b, n, rule), KEY, "mode_label")
-    added = pd.DataFrame(sorted(keys_n - keys_b), columns=KEY)
-    removed = pd.DataFrame(sorted(keys_b - keys_n), columns=KEY)
-    return Comparison(results, _gain_rows(base, new, rule), added, removed, rule, context=diffs,
-                      device=describe_device(base_ctx), new_complete=all(new.complete.values()))
+    added = pd.DataFrame(sorted(keys_n - keys_b, key=_sortable), columns=KEY)
+    removed = pd.DataFrame(sorted(keys_b - keys_n, key=_sortable), columns=KEY)
+    latency = _latency_rows(b, n, rule)
+    if not latency.empty:
+        latency = sort_rows(latency, KEY, "mode_label")
+    return Comparison(results, _gain_rows(base, new, rule), added, removed, rule, context=diffs + _params_notes(b, n),
+                      device=describe_device(base_ctx), new_complete=all(new.complete.values()), latency=latency)
+
+
+def _sortable(key: tuple) -> tuple:
+    """A KEY tuple that sorts with kernel app's null size among integer sizes."""
+    return tuple((v is None, v if v is not None else 0) if i == KEY.index("size") else v for i, v in enumerate(key))
 
 
 def _p(value: float, row: pd.Series) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:.3g}"
 
 
-def _result_columns() -> list[Column]:
+def _params_column(df: pd.DataFrame) -> list[Column]:
+    """A params column where some row has parameters."""
+    has = "params" in df and any(isinstance(v, str) and v for v in df["params"])
+    return [Column("params", "params", left=True)] if has else []
+
+
+def _result_columns(df: pd.DataFrame | None = None) -> list[Column]:
     return [
         Column("kernel", "kernel", left=True), Column("precision", "precision", left=True),
+        *(_params_column(df) if df is not None else []),
         Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"), Column("mode_label", "mode", left=True),
         Column("base_median", "base median", lambda v, r: format_si(v, r["unit"])),
         Column("new_median", "new median", lambda v, r: format_si(v, r["unit"])),
@@ -219,9 +289,21 @@ def _result_columns() -> list[Column]:
     ]
 
 
-def _gain_columns() -> list[Column]:
+def _latency_columns(df: pd.DataFrame) -> list[Column]:
+    return [
+        Column("kernel", "kernel", left=True), Column("precision", "precision", left=True), *_params_column(df),
+        Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"), Column("mode_label", "mode", left=True),
+        Column("base_p99_s", "base p99", lambda v, r: format_seconds(v)),
+        Column("new_p99_s", "new p99", lambda v, r: format_seconds(v)),
+        Column("change", "change", lambda v, r: format_percent(v, signed=True)),
+        Column("p_value", "p", _p), Column("verdict", "verdict", left=True), Column("reason", "why", left=True),
+    ]
+
+
+def _gain_columns(df: pd.DataFrame | None = None) -> list[Column]:
     return [
         Column("kernel", "kernel", left=True), Column("precision", "precision", left=True),
+        *(_params_column(df) if df is not None else []),
         Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"),
         Column("base_gain", "base gain", lambda v, r: format_number(v, 3)),
         Column("new_gain", "new gain", lambda v, r: format_number(v, 3)),
@@ -239,8 +321,10 @@ def headline(c: Comparison) -> str:
              if v in counts]
     lost = int((c.results["verified"] == "yes->NO").sum())
     gain_slower = int((c.gains["verdict"] == SLOWER).sum())
+    latency_slower = int((c.latency["verdict"] == SLOWER).sum())
     extra = [f"{lost} lost verification"] if lost else []
     extra += [f"{gain_slower} smaller MPS gain"] if gain_slower else []
+    extra += [f"{latency_slower} higher p99 latency"] if latency_slower else []
     status = "REGRESSION" if c.regressions else "no regression"
     return (f"{status}: {len(c.results)} matching results ({', '.join(parts)})"
             + (f"; {', '.join(extra)}" if extra else "")
@@ -249,6 +333,7 @@ def headline(c: Comparison) -> str:
 
 def _keys(df: pd.DataFrame) -> list[str]:
     return [f"{r.kernel}/{r.precision}/{r.size}/ranks:{r.ranks_per_gpu}/mode:{r.mode_label}"
+            + (f"/params:{r.params}" if getattr(r, "params", "") else "")
             for r in df.itertuples(index=False)]
 
 
@@ -293,11 +378,15 @@ def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str,
     else:
         out.append(f"BASE {base_name}\nNEW  {new_name}\n{headline(c)}\n{context_head(c)}\n"
                    + "".join(f"  {_kind(d):<8}  {d.describe()}\n" for d in c.context))
-    out.append(("### Throughput\n\n" if md else "throughput:\n") + render(c.results, _result_columns(), fmt))
+    out.append(("### Throughput\n\n" if md else "throughput:\n") + render(c.results, _result_columns(c.results), fmt))
     if not c.gains.empty:
         gains = sort_rows(c.gains, GROUP)
         out.append(("### MPS gain over timeslice\n\n" if md else "MPS gain over timeslice:\n")
-                   + render(gains, _gain_columns(), fmt))
+                   + render(gains, _gain_columns(gains), fmt))
+    if not c.latency.empty:
+        title = "request latency p99 (higher is worse: SLOWER = a higher p99; evidence from the ranks' p99s)"
+        out.append((f"### {title[0].upper()}{title[1:]}\n\n" if md else f"{title}:\n")
+                   + render(c.latency, _latency_columns(c.latency), fmt))
     out.append(LEGEND + "\n")
     for title, df in (("added (only in NEW)", c.added), ("removed (only in BASE)", c.removed)):
         if not df.empty:

@@ -17,6 +17,22 @@ and ranges (the schema copy may not know them), ``clocks.repetition_affected``
 with one entry per repetition and ``clocks.affected_repetitions`` its count
 of true.
 
+Schema version 2 adds (each checked where present): a latency object's
+percentiles in order (p50 <= p95 <= p99 <= max, mean <= max) and its
+``count`` the sum of the ranks' ``latency_s.count``; the collective's
+``time_per_iteration_s`` with one sample per rank that timed it, each rank's
+``collective_time_s`` one per repetition, ``fraction_of_iteration`` its
+median over the median of those ranks' iteration times, and ``verified`` not
+true while ``collective.ok`` is false; and a mix record's tenants: their
+``ranks_per_gpu`` summing to the record's, every rank naming one of them in
+``tenant`` (and no rank of another record naming any), each tenant's
+throughput summary with one sample per repetition, its ``slowdown`` =
+``alone_throughput / throughput.median`` and ``latency_p99_ratio`` =
+``latency.overall.p99 / alone_latency_p99_s``.  A mix's aggregate adds its
+tenants' work at their own iteration counts, which the file does not hold,
+so its aggregate samples are not recomputed, and its ``jain_fairness`` (1:
+the tenants' ranks do different work) is not either.
+
 A file where these disagree was edited or corrupted, and analysing it would
 put numbers on the screen that no run measured, or let a CI gate pass on
 them.  A failed record may leave its measured fields empty (mpsbench does);
@@ -29,6 +45,9 @@ import math
 from typing import Any
 
 from .errors import AnalysisError
+
+#: The kernel of a mix record (loader.MIX_KERNEL; loader imports this module).
+MIX_KERNEL = "mix"
 from .quality import check_quality, check_settings
 from .stats import coefficient_of_variation, median
 
@@ -82,6 +101,8 @@ def _expected_rates(r: dict[str, Any], name: str, where: str) -> list[tuple[str,
 
 
 def _check_rates(r: dict[str, Any], name: str, where: str) -> None:
+    if r["kernel"] == MIX_KERNEL:  # its tenants' own iteration counts are not in the file
+        return
     for key, formula, expected in _expected_rates(r, name, where):
         for i, (sample, want) in enumerate(zip(r["aggregate"][key]["samples"], expected)):
             if not math.isclose(sample, want, rel_tol=_REL_TOL):
@@ -103,7 +124,7 @@ def _check_derived(r: dict[str, Any], name: str, where: str) -> None:
                                 f".samples, {cv!r}", name, f"{where}.aggregate_cv")
     if not r["ranks"]:
         return
-    if r["jain_fairness"] is not None:
+    if r["jain_fairness"] is not None and r["kernel"] != MIX_KERNEL:
         jain = _jain_index([rank["throughput_per_s"] for rank in r["ranks"]])
         if not math.isclose(r["jain_fairness"], jain, rel_tol=_SUM_TOL):
             raise AnalysisError(f"{r['jain_fairness']!r} disagrees with Jain's index over "
@@ -143,7 +164,101 @@ def check_result(r: dict[str, Any], name: str, where: str) -> None:
         if rank["gpu_iteration_time_s"] is not None:
             _check_summary(rank["gpu_iteration_time_s"], repetitions, name,
                            f"{where}.ranks[{j}].gpu_iteration_time_s")
+        if rank.get("latency_s") is not None:
+            _check_latency_stats(rank["latency_s"], name, f"{where}.ranks[{j}].latency_s")
+        if rank.get("collective_time_s") is not None:
+            _check_summary(rank["collective_time_s"], repetitions, name, f"{where}.ranks[{j}].collective_time_s")
+    if r.get("latency") is not None:
+        _check_latency(r["latency"], r["ranks"], name, f"{where}.latency")
+    if r.get("collective") is not None:
+        _check_collective(r, name, where)
+    _check_tenants(r, name, where)
     check_quality(r, name, where)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=_SUM_TOL, abs_tol=1e-300)
+
+
+def _check_latency_stats(stats: dict[str, Any], name: str, where: str) -> None:
+    """p50 <= p95 <= p99 <= max and mean <= max (the percentiles of one set of requests)."""
+    order = ["p50", "p95", "p99", "max"]
+    for lower, upper in zip(order, order[1:]):
+        if stats[lower] > stats[upper] and not _close(stats[lower], stats[upper]):
+            raise AnalysisError(f"{stats[lower]!r} is above {upper} {stats[upper]!r}", name, f"{where}.{lower}")
+    if stats["mean"] > stats["max"] and not _close(stats["mean"], stats["max"]):
+        raise AnalysisError(f"{stats['mean']!r} is above max {stats['max']!r}", name, f"{where}.mean")
+
+
+def _check_latency(latency: dict[str, Any], ranks: list[dict[str, Any]], name: str, where: str) -> None:
+    """``overall``'s figures in order, and its count that of every request of the ranks."""
+    overall = latency["overall"]
+    _check_latency_stats(overall, name, f"{where}.overall")
+    counts = [rank["latency_s"]["count"] for rank in ranks if rank.get("latency_s") is not None]
+    if ranks and len(counts) == len(ranks) and overall["count"] != sum(counts):
+        raise AnalysisError(f"{overall['count']}, but the ranks' latency_s.count add up to {sum(counts)}", name,
+                            f"{where}.overall.count")
+
+
+def _check_collective(r: dict[str, Any], name: str, where: str) -> None:
+    c = r["collective"]
+    timed = [rank for rank in r["ranks"] if rank.get("collective_time_s") is not None]
+    per_iteration = c["time_per_iteration_s"]
+    _check_summary(per_iteration, len(per_iteration["samples"]), name, f"{where}.collective.time_per_iteration_s")
+    if r["ranks"] and len(per_iteration["samples"]) != len(timed):
+        raise AnalysisError(f"{_count(len(per_iteration['samples']), 'sample', 'samples')}, but "
+                            f"{_count(len(timed), 'rank has', 'ranks have')} a collective_time_s", name,
+                            f"{where}.collective.time_per_iteration_s.samples")
+    if timed:
+        iteration = median([rank["iteration_time_s"]["median"] for rank in timed])
+        expected = per_iteration["median"] / iteration if iteration > 0 else 0.0
+        if not math.isclose(c["fraction_of_iteration"], expected, rel_tol=_SUM_TOL, abs_tol=1e-12):
+            raise AnalysisError(f"{c['fraction_of_iteration']!r} disagrees with time_per_iteration_s.median / the "
+                                f"median of the ranks' iteration_time_s.median, {expected!r}", name,
+                                f"{where}.collective.fraction_of_iteration")
+    if r["verified"] and not c["ok"]:
+        raise AnalysisError("true, but collective.ok is false", name, f"{where}.verified")
+
+
+def _check_tenants(r: dict[str, Any], name: str, where: str) -> None:
+    tenants = r.get("tenants")
+    if not tenants:  # null (not a mix, or a version-1 file) or a failed mix's []
+        for j, rank in enumerate(r["ranks"]):
+            if rank.get("tenant") is not None:
+                raise AnalysisError(f"{rank['tenant']}, but the record has no tenants", name,
+                                    f"{where}.ranks[{j}].tenant")
+        return
+    total = sum(t["ranks_per_gpu"] for t in tenants)
+    if total != r["ranks_per_gpu"]:
+        raise AnalysisError(f"{r['ranks_per_gpu']}, but its tenants' ranks_per_gpu add up to {total}", name,
+                            f"{where}.ranks_per_gpu")
+    for j, rank in enumerate(r["ranks"]):
+        index = rank.get("tenant")
+        if index is None or not 0 <= index < len(tenants):
+            raise AnalysisError(f"{_short(index)}, but a rank of a mix names one of its "
+                                f"{len(tenants)} tenants (0 to {len(tenants) - 1})", name,
+                                f"{where}.ranks[{j}].tenant")
+    for i, t in enumerate(tenants):
+        at = f"{where}.tenants[{i}]"
+        _check_summary(t["throughput"], r["repetitions"], name, f"{at}.throughput")
+        if t["latency"] is not None:
+            members = [rank for rank in r["ranks"] if rank.get("tenant") == i]
+            _check_latency(t["latency"], members, name, f"{at}.latency")
+        shared = t["throughput"]["median"]
+        if t["slowdown"] is not None and t["alone_throughput"] is not None and shared > 0:
+            if not _close(t["slowdown"], t["alone_throughput"] / shared):
+                raise AnalysisError(f"{t['slowdown']!r} disagrees with alone_throughput / throughput.median = "
+                                    f"{t['alone_throughput'] / shared!r}", name, f"{at}.slowdown")
+        alone_p99 = t["alone_latency_p99_s"]
+        if t["latency_p99_ratio"] is not None and t["latency"] is not None and alone_p99:
+            expected = t["latency"]["overall"]["p99"] / alone_p99
+            if not _close(t["latency_p99_ratio"], expected):
+                raise AnalysisError(f"{t['latency_p99_ratio']!r} disagrees with latency.overall.p99 / "
+                                    f"alone_latency_p99_s = {expected!r}", name, f"{at}.latency_p99_ratio")
+
+
+def _short(value: Any) -> str:
+    return "null" if value is None else repr(value)
 
 
 def check_consistency(doc: dict[str, Any], name: str) -> None:

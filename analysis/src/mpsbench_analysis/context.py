@@ -101,6 +101,9 @@ _FIELDS: list[tuple[str, Callable[[dict[str, Any]], Any] | None]] = [
     ("settings.discard_throttled", None),
     ("settings.throttle_retries", None),
     ("settings.clock_threshold", None),
+    # schema version 2: the host collective and the mix of tenants (absent before: null = absent)
+    ("settings.allreduce_bytes", None),
+    ("mix", None),
 ]
 
 

@@ -40,7 +40,7 @@ from typing import Any, Union
 import pandas as pd
 
 from .errors import AnalysisError
-from .loader import ResultSet, mode_sort_key
+from .loader import MIX_KERNEL, ResultSet, mode_sort_key
 from .summary import gain_table
 from .tables import Column, json_records, json_value, render
 from .units import format_number, format_si
@@ -58,13 +58,15 @@ class Crossover:
     table: pd.DataFrame  # size, <mode>, timeslice, unit, gain, pays_off
     size: int | None  # the crossover size; None when MPS pays off at the largest size
     outcome: str  # "every", "largest", "never", "below"
+    params: str = ""  # the kernel's parameters (params_text), "" for none
 
     axis = "size"
 
     @property
     def title(self) -> str:
         mode = "" if self.mode == "mps" else f", {self.mode}"
-        return f"{self.kernel} {self.precision}, {self.ranks_per_gpu} ranks per GPU{mode}"
+        params = f" ({self.params})" if self.params else ""
+        return f"{self.kernel} {self.precision}{params}, {self.ranks_per_gpu} ranks per GPU{mode}"
 
     @property
     def message(self) -> str:
@@ -83,7 +85,8 @@ class Crossover:
                 f"use {m} below {self.size}")
 
     def to_json(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "precision": self.precision, "mode": self.mode, "axis": self.axis,
+        return {"kernel": self.kernel, "precision": self.precision, "params": self.params, "mode": self.mode,
+                "axis": self.axis,
                 "threshold": self.threshold, "ranks_per_gpu": self.ranks_per_gpu, "crossover_size": self.size,
                 "outcome": self.outcome, "message": self.message,
                 "table": json_records(self.table, list(self.table.columns))}
@@ -181,8 +184,10 @@ def _gains(rs: ResultSet, mode: str) -> pd.DataFrame:
     """gain_table of every mode label ``mode`` stands for, with a ``mode_label`` column."""
     labels = sorted({m for m in rs.results["mode_label"] if _matches(m, mode) and m != "timeslice"},
                     key=mode_sort_key)
+    # a mix (kernel "mix") has one configuration, no size to cross over: its tenants' slowdown says more
     frames = [gain_table(rs, label).rename(columns={label: "throughput_mode"}).assign(mode_label=label)
               for label in labels]
+    frames = [f[f["kernel"] != MIX_KERNEL] for f in frames]
     frames = [f for f in frames if not f.empty]
     if not frames:
         have = ", ".join(sorted(set(rs.results["mode_label"])))
@@ -193,7 +198,8 @@ def _gains(rs: ResultSet, mode: str) -> pd.DataFrame:
 
 def _size_crossovers(gains: pd.DataFrame, threshold: float, ranks: int | None, files: str) -> list[Crossover]:
     out = []
-    for (kernel, precision, label), group in gains.groupby(["kernel", "precision", "mode_label"], sort=False):
+    for (kernel, precision, params, label), group in gains.groupby(["kernel", "precision", "params", "mode_label"],
+                                                                   sort=False):
         chosen = ranks if ranks is not None else int(group["ranks_per_gpu"].max())
         rows = group[group["ranks_per_gpu"] == chosen].sort_values("size")
         if rows.empty:
@@ -202,7 +208,7 @@ def _size_crossovers(gains: pd.DataFrame, threshold: float, ranks: int | None, f
             columns={"throughput_mode": label}).reset_index(drop=True)
         table["pays_off"] = table["gain"] >= threshold
         size, outcome = find_crossover(list(table["size"]), list(table["gain"]), threshold)
-        out.append(Crossover(kernel, precision, chosen, threshold, label, table, size, outcome))
+        out.append(Crossover(kernel, precision, chosen, threshold, label, table, size, outcome, params))
     if not out:
         measured = sorted(set(gains["ranks_per_gpu"]))
         raise AnalysisError(f"no configuration at {ranks} ranks per GPU in both modes "
@@ -304,7 +310,7 @@ def table_columns(c: AnyCrossover) -> list[Column]:
 
 _CSV_KEYS = ["kernel", "precision", "ranks_per_gpu", "mode", "size", "throughput_mode", "timeslice", "unit",
              "gain", "pays_off", "threshold", "crossover_size", "outcome", "axis", "mode_label",
-             "crossover_ranks_per_gpu", "below_ranks_per_gpu"]
+             "crossover_ranks_per_gpu", "below_ranks_per_gpu", "params"]
 
 
 def flat_table(results: list[AnyCrossover]) -> pd.DataFrame:
@@ -318,7 +324,7 @@ def flat_table(results: list[AnyCrossover]) -> pd.DataFrame:
     for c in results:
         t = c.table.rename(columns={c.mode: "throughput_mode"})
         common = dict(kernel=c.kernel, precision=c.precision, mode=c.mode, threshold=c.threshold,
-                      outcome=c.outcome, axis=c.axis)
+                      outcome=c.outcome, axis=c.axis, params=getattr(c, "params", ""))
         if isinstance(c, RanksCrossover):
             frames.append(t.assign(size=None, crossover_size=None, crossover_ranks_per_gpu=c.ranks,
                                    below_ranks_per_gpu=c.below, **common))

@@ -24,7 +24,10 @@ _COUNTERS = {"flop_per_second": "flop_per_s", "bytes_per_second": "byte_per_s", 
 
 def benchmark_name(row: Any) -> str:
     size = "" if _missing(row["size"]) else f"{row['size']}/"  # kernel app has none
-    return f"{row['kernel']}/{row['precision']}/{size}ranks:{row['ranks_per_gpu']}/mode:{row['mode_label']}"
+    params = row["params"] if "params" in row and isinstance(row["params"], str) and row["params"] else ""
+    params = f"{params}/" if params else ""  # a kernel's parameters, e.g. hidden=2048,layers=4/
+    return (f"{row['kernel']}/{row['precision']}/{size}{params}ranks:{row['ranks_per_gpu']}"
+            f"/mode:{row['mode_label']}")
 
 
 def _context(rs: ResultSet) -> dict[str, Any]:
@@ -88,7 +91,7 @@ def to_gbench(rs: ResultSet) -> dict[str, Any]:
     """The Google Benchmark document for every result of ``rs``."""
     r = rs.results.copy()
     r["_mode"] = r["mode_label"].map(mode_sort_key)
-    r = r.sort_values(["kernel", "precision", "size", "ranks_per_gpu", "_mode"], kind="stable")
+    r = r.sort_values(["kernel", "precision", "params", "size", "ranks_per_gpu", "_mode"], kind="stable")
     benchmarks: list[dict[str, Any]] = []
     for family, (_, row) in enumerate(r.iterrows()):
         benchmarks += _entries(row, family)

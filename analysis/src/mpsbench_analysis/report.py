@@ -26,6 +26,7 @@ from .crossover import table_columns as crossover_columns
 from .errors import AnalysisError
 from .loader import ResultSet, mode_sort_key
 from .plots import all_figures, figure_title
+from .slowdown import LEGEND as SLOWDOWN_LEGEND, slowdown_table, table_columns as slowdown_columns
 from .styles import mode_style
 from .summary import columns as summary_columns, summarize
 from .tables import render_html
@@ -94,6 +95,17 @@ def _gpus(c: dict[str, Any]) -> str:
     return ", ".join(f"{n} × {model}" for model, n in sorted(models.items())) or "none (CPU device)"
 
 
+def _extra_settings(c: dict[str, Any]) -> str:
+    """'; allreduce 1048576 B after every iteration; mix matmul:2,inference:2' where the run had them."""
+    out = ""
+    nbytes = (c.get("settings") or {}).get("allreduce_bytes")
+    if nbytes:
+        out += f"; MPI_Allreduce of {nbytes} B after every iteration"
+    if c.get("mix"):
+        out += f"; mix {c['mix']}"
+    return out
+
+
 def _context_html(name: str, c: dict[str, Any]) -> str:
     rows = [
         ("file", name), ("date (UTC)", c["date_utc"]),
@@ -105,7 +117,7 @@ def _context_html(name: str, c: dict[str, Any]) -> str:
         ("CUDA", f"driver {c['cuda']['driver_version']}, runtime {c['cuda']['runtime_version']}, "
                  f"cuBLAS {c['cuda']['cublas_version']}"),
         ("settings", f"min time {c['settings']['min_time_s']} s x {c['settings']['repetitions']} repetitions, "
-                     f"seed {c['settings']['seed']}"),
+                     f"seed {c['settings']['seed']}" + _extra_settings(c)),
         ("command", " ".join(c["argv"])),
     ]
     return '<dl class="context">' + "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in rows) + "</dl>"
@@ -185,10 +197,10 @@ def build_report(rs: ResultSet, threshold: float = 1.1) -> str:
     current = None
     for stem, fig in all_figures(rs):
         try:
-            group = stem.split("_", 1)[1]
+            group = "_".join(stem.split("_")[1:3])  # kernel and precision; "mix" for the slowdown figure
             if group != current:
                 current = group
-                plots.append(f"<h3>{_esc(group.replace('_', ' '))}</h3>")
+                plots.append(f"<h3>{_esc('mixed tenants' if group == 'mix' else group.replace('_', ' '))}</h3>")
             plots.append(_figure_html(stem, fig))
         finally:
             plt.close(fig)
@@ -196,11 +208,21 @@ def build_report(rs: ResultSet, threshold: float = 1.1) -> str:
     summary_html = ['<section id="summary"><h2>Summary</h2>',
                     '<p class="note">vs timeslice: throughput / timeslice throughput of the same configuration '
                     "(on mps rows: the MPS gain). Efficiency: throughput / best single-rank throughput of the "
-                    "kernel, precision and mode. Fairness: Jain index over the ranks (1 = equal shares).</p>"]
+                    "kernel, precision and mode. Fairness: Jain index over the ranks (1 = equal shares)."
+                    + (" p50/p95/p99 latency: percentiles of every request of every rank (host clock, linear "
+                       "interpolation)." if summary["latency_p99_s"].notna().any() else "")
+                    + (" Kernel time and allreduce: per iteration, the median over the ranks; allreduce share: "
+                       "of the iteration." if summary["collective_time_per_iteration_s"].notna().any() else "")
+                    + "</p>"]
     # kernel and precision are the heading of each table, not two columns repeating it (print width)
-    columns = [c for c in summary_columns() if c.key not in ("kernel", "precision")]
     for (kernel, precision), group in summary.groupby(["kernel", "precision"], sort=False):
+        # per table: the params, latency and collective columns only where its rows have them
+        columns = [c for c in summary_columns(group) if c.key not in ("kernel", "precision")]
         summary_html.append(f"<h3>{_esc(kernel)} {_esc(precision)}</h3>{_table(group, columns)}")
+    slowdown = slowdown_table(rs)
+    if not slowdown.empty:
+        summary_html.append(f'<h3 id="slowdown">Slowdown of mixed tenants</h3><p class="note">{_esc(SLOWDOWN_LEGEND)}'
+                            f"</p>{_table(slowdown, slowdown_columns())}")
     sections.append("".join(summary_html) + "</section>")
     title = "mpsbench report: " + ", ".join(sorted({c["date_utc"] for c in rs.contexts.values()}))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

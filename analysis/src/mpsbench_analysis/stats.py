@@ -73,6 +73,42 @@ def relative_noise(values: Sequence[float]) -> float:
     return MEDIAN_SE_FACTOR * stdev(values) / (math.sqrt(len(values)) * abs(m))
 
 
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0 <= q <= 100) by linear interpolation between the closest ranks.
+
+    With the values sorted ascending as x[0..n-1], the position is
+    ``h = q / 100 * (n - 1)`` and the percentile ``x[floor(h)] + (h - floor(h))
+    * (x[floor(h) + 1] - x[floor(h)])`` (``x[n - 1]`` at h = n - 1): numpy's
+    default method ("linear", type 7 of Hyndman and Fan), and what
+    harness/stats.cpp ``percentile`` writes as a record's latency p50, p95
+    and p99.  One value is every percentile of itself.
+    """
+    if not values:
+        raise ValueError("percentile of no values")
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile {q} outside 0..100")
+    ordered = sorted(values)
+    position = q / 100.0 * (len(ordered) - 1)
+    below = math.floor(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (position - below) * (ordered[above] - ordered[below])
+
+
+#: The percentiles a latency record carries, by field name.
+LATENCY_PERCENTILES = {"p50": 50.0, "p95": 95.0, "p99": 99.0}
+
+
+def latency_stats(seconds: Sequence[float]) -> dict[str, float | int]:
+    """``{count, mean, p50, p95, p99, max}`` of request latencies, as the harness writes
+    ``latency.overall`` and ``ranks[].latency_s`` (percentiles: :func:`percentile`)."""
+    if not seconds:
+        raise ValueError("latency of no requests")
+    out: dict[str, float | int] = {"count": len(seconds), "mean": mean(seconds)}
+    out.update({name: percentile(seconds, q) for name, q in LATENCY_PERCENTILES.items()})
+    out["max"] = max(seconds)
+    return out
+
+
 @lru_cache(maxsize=None)
 def _u_counts(m: int, n: int) -> tuple[int, ...]:
     """Number of orderings of m x's and n y's giving each U = #(x > y) pairs.

@@ -13,6 +13,16 @@ Definitions (all on the median of the primary aggregate throughput):
       ``noise.relative``, else computed from the samples); ``marks`` flag a
       result whose noise is above its target (2 % without one) and one with
       clock-throttled repetitions (quality.py), explained by a legend line.
+
+Schema version 2 adds columns that appear in the table only when some row
+has them (CSV and JSON always have them): ``params`` (the kernel's
+parameters, ``hidden=2048,layers=4``), the request latency of latency
+kernels (``latency.overall`` p50, p95 and p99: per mode and ranks per GPU,
+as every row), and with ``--allreduce`` the time per iteration of the kernel
+itself next to the collective's and its share of the iteration.  A mix
+(kernel ``mix``) is one row with the aggregate of all its tenants; how much
+each tenant slowed down is a table of its own under the summary
+(slowdown.py).
 """
 
 from __future__ import annotations
@@ -22,12 +32,14 @@ import math
 
 import pandas as pd
 
-from .loader import ResultSet, mode_sort_key
+from .loader import MIX_KERNEL, ResultSet, mode_sort_key
 from .quality import LEGEND, mark_tokens, marks_text
+from .slowdown import LEGEND as SLOWDOWN_LEGEND, slowdown_table, table_columns as slowdown_columns
 from .tables import Column, json_records, render
-from .units import format_number, format_percent, format_si
+from .units import format_number, format_percent, format_seconds, format_si
 
-GROUP = ["kernel", "precision", "size", "ranks_per_gpu"]
+#: A configuration apart from its mode (params last: "" for kernels without and in version-1 files).
+GROUP = ["kernel", "precision", "size", "ranks_per_gpu", "params"]
 
 
 def sort_rows(df: pd.DataFrame, by: list[str], mode_column: str = "mode") -> pd.DataFrame:
@@ -41,7 +53,7 @@ def sort_rows(df: pd.DataFrame, by: list[str], mode_column: str = "mode") -> pd.
         if column == mode_column:
             out["_key_mode"] = out[column].map(mode_sort_key)
             order.append("_key_mode")
-        elif column in ("kernel", "precision"):
+        elif column in ("kernel", "precision", "params"):
             # first appearance: the order the suite ran them in (fp32, tf32, bf16)
             first = {v: i for i, v in reversed(list(enumerate(out[column])))}
             out[f"_key_{column}"] = out[column].map(first)
@@ -65,18 +77,27 @@ def summarize(rs: ResultSet) -> pd.DataFrame:
         "noise": r["noise"], "noise_target": r["noise_target"], "noise_limit": r["noise_limit"],
         "noisy": r["noisy"], "noise_source": r["noise_source"], "clock_source": r["clock_source"],
         "throttled_repetitions": r["throttled_repetitions"], "discarded_repetitions": r["discarded_repetitions"],
+        "params": r["params"],
+        "latency_p50_s": r["latency_p50_s"], "latency_p95_s": r["latency_p95_s"],
+        "latency_p99_s": r["latency_p99_s"], "latency_count": r["latency_count"],
+        "iteration_time_s": r["iteration_time_s"], "kernel_time_per_iteration_s": r["kernel_time_per_iteration_s"],
+        "collective_time_per_iteration_s": r["collective_time_per_iteration_s"],
+        "collective_fraction": r["collective_fraction"], "collective_bytes": r["collective_bytes"],
     })
+    # ranks of different tenants do different work: a mix's Jain index (written as 1) says nothing
+    df.loc[df["kernel"] == MIX_KERNEL, "jain_fairness"] = math.nan
     df["mark_list"] = [mark_tokens(*v) for v in zip(df["noisy"], df["noise_limit"], df["throttled_repetitions"],
                                                    df["repetitions"])]
     df["marks"] = df["mark_list"].map(marks_text)
     timeslice = df[df["mode"] == "timeslice"].set_index(GROUP)["throughput"]
     ts = [timeslice.get(tuple(k), math.nan) for k in df[GROUP].itertuples(index=False)]
     df["gain_vs_timeslice"] = df["throughput"] / pd.Series(ts, index=df.index, dtype=float)
-    single = df[df["ranks_per_gpu"] == 1].groupby(["kernel", "precision", "mode"])["throughput"].max()
-    best = [single.get((k, p, m), math.nan) for k, p, m in zip(df["kernel"], df["precision"], df["mode"])]
+    single = df[df["ranks_per_gpu"] == 1].groupby(["kernel", "precision", "params", "mode"])["throughput"].max()
+    best = [single.get((k, p, q, m), math.nan)
+            for k, p, q, m in zip(df["kernel"], df["precision"], df["params"], df["mode"])]
     df["best_single_rank"] = pd.Series(best, index=df.index, dtype=float)
     df["efficiency"] = df["throughput"] / df["best_single_rank"]
-    return sort_rows(df, ["kernel", "precision", "size", "ranks_per_gpu", "mode"])
+    return sort_rows(df, ["kernel", "precision", "params", "size", "ranks_per_gpu", "mode"])
 
 
 def gain_table(rs: ResultSet, mode: str = "mps") -> pd.DataFrame:
@@ -111,18 +132,43 @@ def _ratio(value: float, row: pd.Series) -> str:
     return format_number(value, 2)
 
 
-def columns() -> list[Column]:
-    """How the summary is shown (CSV gets the raw keys and values)."""
+def _seconds(value: float, row: pd.Series) -> str:
+    return format_seconds(value)
+
+
+def _has(df: pd.DataFrame | None, column: str) -> bool:
+    """Whether some row of ``df`` has a value in ``column``: a non-empty string, or a number."""
+    if df is None or column not in df:
+        return False
+    return any((v != "") if isinstance(v, str) else pd.notna(v) for v in df[column])
+
+
+def columns(df: pd.DataFrame | None = None) -> list[Column]:
+    """How the summary is shown (CSV gets the raw keys and values).
+
+    With the summary ``df``: a params column when a kernel has parameters, the latency p50/p95/p99
+    of latency kernels, and the kernel's and the collective's time per iteration with --allreduce,
+    each only when some row has it."""
     def verified(value: bool, row: pd.Series) -> str:
         return "FAILED" if row["status"] != "ok" else ("yes" if value else "NO")
 
+    params = [Column("params", "params", left=True)] if _has(df, "params") else []
+    latency = ([Column(f"latency_{p}_s", f"{p} latency", _seconds) for p in ("p50", "p95", "p99")]
+               if _has(df, "latency_p99_s") else [])
+    collective = ([Column("kernel_time_per_iteration_s", "kernel time", _seconds),
+                   Column("collective_time_per_iteration_s", "allreduce", _seconds),
+                   Column("collective_fraction", "allreduce share", lambda v, r: format_percent(v))]
+                  if _has(df, "collective_time_per_iteration_s") else [])
     return [
         Column("kernel", "kernel", left=True),
         Column("precision", "precision", left=True),
+        *params,
         Column("size", "size"),
         Column("ranks_per_gpu", "ranks/gpu"),
         Column("mode", "mode", left=True),
         Column("throughput", "throughput", _si),
+        *latency,
+        *collective,
         Column("cv", "cv", lambda v, r: format_percent(v)),
         Column("noise", "noise", lambda v, r: format_percent(v, 2)),
         Column("speedup", "speedup", _ratio),
@@ -140,7 +186,9 @@ def csv_columns() -> list[Column]:
             "throughput_max", "unit", "cv", "speedup", "gain_vs_timeslice", "jain_fairness",
             "best_single_rank", "efficiency", "verified", "status", "repetitions", "noise", "noise_target",
             "noise_limit", "noisy", "noise_source", "clock_source", "throttled_repetitions",
-            "discarded_repetitions", "marks"]
+            "discarded_repetitions", "marks", "params", "latency_p50_s", "latency_p95_s", "latency_p99_s",
+            "latency_count", "iteration_time_s", "kernel_time_per_iteration_s", "collective_time_per_iteration_s",
+            "collective_fraction", "collective_bytes"]
     return [Column(k, k) for k in keys]
 
 
@@ -149,16 +197,35 @@ def legend() -> str:
     return LEGEND
 
 
-def render_summary(df: pd.DataFrame, fmt: str) -> str:
+def render_summary(df: pd.DataFrame, fmt: str, slowdown: pd.DataFrame | None = None) -> str:
     """The summary in ``fmt``; the terminal table is blocked by kernel/precision/size.
 
     Table and Markdown end with the legend line; CSV has no room for one (its
     ``noisy`` and ``throttled_repetitions`` columns say it); JSON is
     ``{"legend": ..., "results": [...]}`` with ``marks`` as a list.
+    ``slowdown``: the slowdown table of mixed tenants (slowdown.py); when it
+    has rows, table and Markdown add it under the summary with its own
+    legend, JSON as ``"slowdown"`` (CSV keeps the one table: use JSON).
     """
+    extra = slowdown is not None and not slowdown.empty
     if fmt == "csv":
         return render(df, csv_columns(), "csv")
     if fmt == "json":
         rows = json_records(df.assign(marks=df["mark_list"]), [c.key for c in csv_columns()])
-        return json.dumps({"legend": LEGEND, "results": rows}, indent=1) + "\n"
-    return render(df, columns(), fmt, group_by=["kernel", "precision", "size"]) + "\n" + LEGEND + "\n"
+        out = {"legend": LEGEND, "results": rows}
+        if extra:
+            from .slowdown import TABLE_COLUMNS
+            out.update(slowdown_legend=SLOWDOWN_LEGEND, slowdown=json_records(slowdown, TABLE_COLUMNS))
+        return json.dumps(out, indent=1) + "\n"
+    text = render(df, columns(df), fmt, group_by=["kernel", "precision", "params", "size"]) + "\n" + LEGEND + "\n"
+    if extra:
+        title = "Slowdown of mixed tenants"
+        head = f"\n### {title}\n\n" if fmt == "markdown" else f"\n{title.lower()}:\n"
+        text += head + render(slowdown, slowdown_columns(), fmt) + "\n" + SLOWDOWN_LEGEND + "\n"
+    return text
+
+
+def summary_text(rs: ResultSet, fmt: str) -> str:
+    """What ``mpsbench-analyze summary`` prints: the summary, and the slowdown of mixed tenants when
+    the files hold a mix."""
+    return render_summary(summarize(rs), fmt, slowdown_table(rs))

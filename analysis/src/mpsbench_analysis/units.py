@@ -60,3 +60,13 @@ def format_percent(value: float, digits: int = 1, signed: bool = False) -> str:
     if value is None or not math.isfinite(value):
         return "-"
     return f"{value * 100:{'+' if signed else ''}.{digits}f}%"
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration in s, ms, µs or ns with three significant digits: '500 µs', '1.00 ms', '12.3 s'; '-' when missing."""
+    if seconds is None or not math.isfinite(seconds):
+        return "-"
+    factor, unit = time_scale(seconds)
+    value = seconds / factor
+    decimals = max(0, 2 - math.floor(math.log10(abs(value)))) if value else 2
+    return f"{value:.{decimals}f} {unit}"

@@ -2,7 +2,8 @@
 
 The identity fields (schema, schema_version) are checked before the JSON
 Schema so that a file of another format or version gets that message rather
-than a list of missing fields; schema violations are reported as the single
+than a list of missing fields (versions 1 and 2 are read: version 2 only
+added fields, see SUPPORTED_VERSIONS); schema violations are reported as the single
 best-matching error, named by its field path (``results[3].ranks[0].x``).
 Values are checked as well as shapes: no non-finite number or absurd nesting
 anywhere (json_values.py), integers written as integers, and the counts and
@@ -26,7 +27,16 @@ from .errors import AnalysisError
 from .json_values import check_values, path_text
 
 SCHEMA_NAME = "mpsbench-results"
-SCHEMA_VERSION = 1
+#: The version the shipped schema describes (what mpsbench writes now).
+SCHEMA_VERSION = 2
+#: Every version this package reads.  Version 2 added fields and nothing
+#: else: a version-1 file is validated against the same schema with the
+#: fields of version 2 (:data:`ADDED_IN_2`) not required, and reads as a
+#: version-2 file whose new fields are null (no params, latency, collective
+#: or tenants).
+SUPPORTED_VERSIONS = (1, 2)
+#: The required fields version 2 added (results[], results[].ranks[] and context.plan[]).
+ADDED_IN_2 = frozenset({"params", "latency", "collective", "tenants", "latency_s", "collective_time_s", "tenant"})
 
 
 @lru_cache(maxsize=1)
@@ -34,6 +44,26 @@ def schema() -> dict[str, Any]:
     """The results JSON Schema shipped with this package."""
     text = resources.files(__package__).joinpath("schema/mpsbench-results.schema.json").read_text("utf-8")
     return json.loads(text)
+
+
+def _for_version(node: Any, version: int) -> Any:
+    """The schema as it applies to a file of ``version``: for version 1, without the
+    requirements version 2 added and with ``schema_version`` 1."""
+    if version == SCHEMA_VERSION:
+        return node
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k == "required" and isinstance(v, list):
+                out[k] = [name for name in v if name not in ADDED_IN_2]
+            elif k == "schema_version" and isinstance(v, dict) and "const" in v:
+                out[k] = dict(v, const=version)
+            else:
+                out[k] = _for_version(v, version)
+        return out
+    if isinstance(node, list):
+        return [_for_version(v, version) for v in node]
+    return node
 
 
 def _open_world(node: Any) -> Any:
@@ -58,11 +88,15 @@ def _is_integer(_checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-@lru_cache(maxsize=1)
-def _validator() -> Any:
+@lru_cache(maxsize=len(SUPPORTED_VERSIONS))
+def _validator(version: int = SCHEMA_VERSION) -> Any:
     strict_integers = jsonschema.Draft7Validator.TYPE_CHECKER.redefine("integer", _is_integer)
     cls = jsonschema.validators.extend(jsonschema.Draft7Validator, type_checker=strict_integers)
-    return cls(_open_world(schema()))
+    return cls(_open_world(_for_version(schema(), version)))
+
+
+def _versions_text() -> str:
+    return " and ".join(str(v) for v in SUPPORTED_VERSIONS)
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -144,11 +178,13 @@ def load_document(path: str | Path) -> dict[str, Any]:
         raise AnalysisError(f"expected {SCHEMA_NAME!r}, got {_short(doc['schema'])}", name, "schema")
     if "schema_version" not in doc:
         raise AnalysisError("required field is missing", name, "schema_version")
-    if doc["schema_version"] != SCHEMA_VERSION or not _is_integer(None, doc["schema_version"]):  # 1.0 == 1
+    version = doc["schema_version"]
+    if not _is_integer(None, version) or version not in SUPPORTED_VERSIONS:  # 1.0 == 1
         raise AnalysisError(
-            f"version {_short(doc['schema_version'])} is not supported (this tool reads version {SCHEMA_VERSION})",
+            f"version {_short(version)} is not supported (this tool reads versions {_versions_text()})",
             name, "schema_version")
-    error = best_match(_validator().iter_errors(doc), key=_preferred)
+    validator = _validator() if version == SCHEMA_VERSION else _validator(version)
+    error = best_match(validator.iter_errors(doc), key=_preferred)
     if error is not None:
         where, message = _describe(error)
         raise AnalysisError(message, name, where)

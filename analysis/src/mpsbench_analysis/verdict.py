@@ -1,6 +1,7 @@
 """The noise-aware FASTER / SLOWER / SAME / NOISY rule.
 
-Higher is better (throughput, MPS gain).  With change = median(new) /
+Higher is better (throughput, MPS gain; a latency is judged with the
+direction turned: higher is worse).  With change = median(new) /
 median(base) - 1:
   SAME    |change| <= threshold.
   FASTER / SLOWER (by the sign of change) when |change| > threshold and
@@ -49,11 +50,20 @@ class Verdict:
     reason: str
 
 
-def judge(base: Sequence[float], new: Sequence[float], rule: Rule = Rule()) -> Verdict:
-    """Applies the rule to two samples of a higher-is-better quantity."""
+def judge(base: Sequence[float], new: Sequence[float], rule: Rule = Rule(), higher_is_better: bool = True,
+          values: tuple[float, float] | None = None, samples_word: str = "repetitions") -> Verdict:
+    """Applies the rule to two samples of a higher-is-better quantity.
+
+    ``higher_is_better=False`` (a latency): the same rule with the direction
+    turned, SLOWER when the value grew by more than the threshold.
+    ``values``: the (base, new) figures whose change is judged, when they are
+    not the samples' medians (a record's overall p99 latency, judged with the
+    ranks' p99s as the samples that give the evidence); ``samples_word``
+    names the samples in a reason.
+    """
     if not base or not new:
         raise ValueError("judge needs samples on both sides")
-    mb, mn = median(base), median(new)
+    mb, mn = values if values is not None else (median(base), median(new))
     change = mn / mb - 1.0 if mb > 0 else (math.inf if mn > 0 else 0.0)
     _, p = mann_whitney_u(new, base)
     cvb, cvn = coefficient_of_variation(base), coefficient_of_variation(new)
@@ -65,7 +75,7 @@ def judge(base: Sequence[float], new: Sequence[float], rule: Rule = Rule()) -> V
 
     if abs(change) <= rule.threshold:
         return make(SAME, f"|change| <= {rule.threshold:.0%}")
-    direction = FASTER if change > 0 else SLOWER
+    direction = (FASTER if change > 0 else SLOWER) if higher_is_better else (SLOWER if change > 0 else FASTER)
     if disjoint:
         return make(direction, "ranges do not overlap")
     if p < rule.alpha:
@@ -73,5 +83,5 @@ def judge(base: Sequence[float], new: Sequence[float], rule: Rule = Rule()) -> V
             return make(direction, f"p = {p:.3g} < {rule.alpha:g}")
         return make(NOISY, f"p = {p:.3g} but cv {max(cvb, cvn):.0%} > {rule.max_cv:.0%}")
     if not enough:
-        return make(NOISY, f"fewer than {rule.min_samples} repetitions and p = {p:.3g}")
+        return make(NOISY, f"fewer than {rule.min_samples} {samples_word} and p = {p:.3g}")
     return make(NOISY, f"not significant (p = {p:.3g} >= {rule.alpha:g})")
