@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 namespace mpsb::stats {
 namespace {
@@ -82,6 +83,7 @@ double jain_fairness(const std::vector<double>& values) {
 
 double percentile(std::vector<double> values, double q) {
   require_values(values, "percentile");
+  if (!(q >= 0 && q <= 100)) throw std::invalid_argument("percentile " + std::to_string(q) + " outside [0, 100]");
   std::sort(values.begin(), values.end());
   return sorted_percentile(values, q);
 }

@@ -79,5 +79,79 @@ TEST(Stats, RelativeMedianStandardErrorMatchesTheMediansSpread) {
   }
 }
 
+
+// Percentiles: linear interpolation between the closest ranks (numpy.percentile's
+// default): position q/100 * (n - 1) in the sorted values.
+TEST(Stats, PercentileInterpolatesLinearlyBetweenClosestRanks) {
+  const std::vector<double> four{1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(percentile(four, 50), 2.5);   // position 1.5
+  EXPECT_DOUBLE_EQ(percentile(four, 95), 3.85);  // position 2.85
+  EXPECT_DOUBLE_EQ(percentile(four, 99), 3.97);  // position 2.97
+  EXPECT_DOUBLE_EQ(percentile(four, 0), 1);
+  EXPECT_DOUBLE_EQ(percentile(four, 100), 4);
+  EXPECT_DOUBLE_EQ(percentile(four, 25), 1.75);  // position 0.75
+  // Exactly on a rank: that value, no interpolation.
+  EXPECT_DOUBLE_EQ(percentile({10, 20, 30, 40, 50}, 50), 30);
+  EXPECT_DOUBLE_EQ(percentile({10, 20, 30, 40, 50}, 75), 40);
+  // numpy.percentile([0, 10], 99) == 9.9
+  EXPECT_DOUBLE_EQ(percentile({0, 10}, 99), 9.9);
+}
+
+TEST(Stats, PercentileOfOneValueIsThatValue) {
+  for (double q : {0.0, 50.0, 95.0, 99.0, 100.0}) EXPECT_DOUBLE_EQ(percentile({0.125}, q), 0.125) << q;
+}
+
+TEST(Stats, PercentileSortsItsInput) {
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 50), 2.5);
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 95), 3.85);
+  EXPECT_DOUBLE_EQ(percentile({3, 4, 2, 1}, 99), 3.97);
+  // numpy.percentile([9, 1, 5, 7, 3, 100], 90) == 54.5 (position 4.5, between 9 and 100)
+  EXPECT_DOUBLE_EQ(percentile({9, 1, 5, 7, 3, 100}, 90), 54.5);
+  // Repeated values.
+  EXPECT_DOUBLE_EQ(percentile({2, 2, 2, 8}, 50), 2);
+  EXPECT_DOUBLE_EQ(percentile({2, 2, 2, 8}, 99), 2 + 0.97 * 6);
+}
+
+TEST(Stats, PercentileOfNoValuesThrows) { EXPECT_THROW(percentile({}, 50), std::invalid_argument); }
+
+TEST(Stats, LatencyStatsMatchHandComputedValues) {
+  const LatencyStats s = latency_stats({0.004, 0.001, 0.003, 0.002});
+  EXPECT_EQ(s.count, 4);
+  EXPECT_DOUBLE_EQ(s.mean, 0.0025);
+  EXPECT_DOUBLE_EQ(s.p50, 0.0025);
+  EXPECT_DOUBLE_EQ(s.p95, 0.00385);
+  EXPECT_DOUBLE_EQ(s.p99, 0.00397);
+  EXPECT_DOUBLE_EQ(s.max, 0.004);
+  const LatencyStats one = latency_stats({0.5});
+  EXPECT_EQ(one.count, 1);
+  EXPECT_DOUBLE_EQ(one.mean, 0.5);
+  EXPECT_DOUBLE_EQ(one.p50, 0.5);
+  EXPECT_DOUBLE_EQ(one.p99, 0.5);
+  EXPECT_DOUBLE_EQ(one.max, 0.5);
+  EXPECT_THROW(latency_stats({}), std::invalid_argument);
+}
+
+// The latency figures agree with percentile() and are ordered on any input.
+TEST(Stats, LatencyStatsAreOrderedAndAgreeWithPercentile) {
+  std::mt19937_64 random(7);
+  std::lognormal_distribution<double> skewed(-7.0, 1.0);
+  for (int n : {1, 2, 3, 10, 101, 1000}) {
+    std::vector<double> values;
+    for (int i = 0; i < n; ++i) values.push_back(skewed(random));
+    const LatencyStats s = latency_stats(values);
+    EXPECT_EQ(s.count, n);
+    EXPECT_DOUBLE_EQ(s.p50, percentile(values, 50));
+    EXPECT_DOUBLE_EQ(s.p95, percentile(values, 95));
+    EXPECT_DOUBLE_EQ(s.p99, percentile(values, 99));
+    EXPECT_DOUBLE_EQ(s.p50, median(values));
+    EXPECT_DOUBLE_EQ(s.max, max(values));
+    EXPECT_LE(min(values), s.p50);
+    EXPECT_LE(s.p50, s.p95);
+    EXPECT_LE(s.p95, s.p99);
+    EXPECT_LE(s.p99, s.max);
+    EXPECT_NEAR(s.mean, mean(values), 1e-15);
+  }
+}
+
 }  // namespace
 }  // namespace mpsb::stats
