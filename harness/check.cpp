@@ -19,6 +19,11 @@ Identity& identity() {
   static Identity id;
   return id;
 }
+// Set before any workload thread exists (open_gpu), read-only afterwards.
+std::optional<std::uint64_t>& pinned_limit() {
+  static std::optional<std::uint64_t> bytes;
+  return bytes;
+}
 // Source paths are long in build logs; the file name is enough to find the call.
 const char* base_name(const char* path) {
   const char* base = path;
@@ -56,8 +61,17 @@ void throw_fatal(const std::string& call, const std::string& error, const char* 
   throw FatalError(failure_text(call, error, file, line));
 }
 
+void set_pinned_memory_limit(std::optional<std::uint64_t> bytes) { pinned_limit() = bytes; }
+
+std::string pinned_memory_limit_note() {
+  if (!pinned_limit()) return "";
+  char size[64];
+  std::snprintf(size, sizeof size, "%.2f GiB", static_cast<double>(*pinned_limit()) / (1024.0 * 1024 * 1024));
+  return std::string(" (this MPS client's pinned device memory limit is ") + size + ")";
+}
+
 void throw_out_of_memory(const std::string& call, const std::string& error, const char* file, int line) {
-  throw OutOfMemoryError(failure_text(call, error, file, line));
+  throw OutOfMemoryError(failure_text(call, error + pinned_memory_limit_note(), file, line));
 }
 
 void check_cuda(cudaError_t status, const char* call, const char* file, int line) {

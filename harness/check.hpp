@@ -4,6 +4,8 @@
 // MPI_Abort so no other rank is left waiting.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -37,6 +39,14 @@ constexpr int kExitFatal = 3;
 void set_error_identity(int world_rank, const std::string& host);
 // "rank 3 on host gpu01"
 std::string error_identity();
+
+// This process's MPS pinned device memory limit (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT,
+// where it applies), set once its GPU context exists; none clears it. Every
+// out-of-memory error names it from then on: such a client runs out at the limit,
+// long before the GPU is full.
+void set_pinned_memory_limit(std::optional<std::uint64_t> bytes);
+// " (this MPS client's pinned device memory limit is 2.00 GiB)", or "" without one.
+std::string pinned_memory_limit_note();
 
 [[noreturn]] void throw_fatal(const std::string& call, const std::string& error, const char* file, int line);
 // The same message as throw_fatal, thrown as OutOfMemoryError.

@@ -105,6 +105,9 @@ void ConsoleReporter::report_context(const Context& c) {
   out_ << "  mode: " << to_string(c.mode);
   if (c.mode == SharingMode::streams) {
     out_ << " (the first rank of each GPU runs k instances in k streams; other ranks idle)";
+  } else if (c.mode == SharingMode::green) {
+    out_ << " (the first rank of each GPU runs k instances, each in a green context holding 1/k of the SMs; "
+            "other ranks idle)";
   }
   out_ << "\n";
   out_ << "  plan: " << planned_ << " configurations, warm-up " << c.settings.warmup_time_s << " s, min time "

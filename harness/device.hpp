@@ -8,18 +8,29 @@
 #include <string>
 #include <vector>
 
+#include "mig.hpp"
+
 namespace mpsb {
 
 struct GpuProbe {
   std::vector<int> usable;  // CUDA device indices this rank may use, in --gpus order
-  std::string problem;      // why none is usable, or a bad --gpus index; empty when fine
+  std::string problem;      // why none is usable, or a bad --gpus item; empty when fine
 };
-GpuProbe probe_gpus(const std::vector<int>& requested);
+// `requested`: --gpus items, each a CUDA device index ("1") or a GPU-/MIG- UUID
+// (or a prefix of one); empty: every visible device.
+GpuProbe probe_gpus(const std::vector<std::string>& requested);
+// The pure part: `device_uuids[i]` is CUDA device i's UUID. A UUID item names
+// the one device whose UUID it is or begins (GPU- and MIG- alike: the runtime
+// does not say which it is); none or several is a problem starting "--gpus".
+GpuProbe resolve_gpu_selection(const std::vector<std::string>& requested, const std::vector<std::string>& device_uuids);
+// `selector` ("GPU-8932f937", "MIG-...") names `uuid`: the hex after the
+// prefix is a case-insensitive prefix of uuid's.
+bool uuid_selector_matches(const std::string& selector, const std::string& uuid);
 
 struct GpuInfo {
   int index = -1;
   std::string name;
-  std::string uuid;                 // "GPU-xxxxxxxx-..." as nvidia-smi prints it
+  std::string uuid;                 // "GPU-xxxxxxxx-..." (or "MIG-..." for a MIG device) as nvidia-smi prints it
   int sm_count = 0;                 // as this process sees it (MPS thread percentage lowers it)
   std::uint64_t memory_total_bytes = 0;
   std::uint64_t memory_free_bytes = 0;
@@ -31,6 +42,10 @@ struct GpuInfo {
   // was created, the ranks of a GPU creating theirs one at a time); unknown for
   // the first rank of a GPU, which has no clean "before".
   std::optional<std::uint64_t> context_memory_bytes;
+  // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for this device when the rank is an MPS client.
+  std::optional<std::uint64_t> mps_pinned_mem_limit_bytes;
+  // MIG mode and devices of the physical GPU (mig.hpp); none when NVML could not tell.
+  std::optional<MigRecord> mig;
 };
 // Makes `index` current, creates its context and reads its properties.
 GpuInfo open_gpu(int index);

@@ -70,9 +70,8 @@ void inject_after_setup(int rank, int config) {
   }
   if (selected(FaultKind::oom, rank, config)) {
     // The very text check_cuda would produce for a failed cudaMalloc.
-    throw OutOfMemoryError(error_identity() +
-                           ": cudaMalloc failed: out of memory [cudaErrorMemoryAllocation] (injected by "
-                           "MPSBENCH_FAULT)");
+    throw OutOfMemoryError(error_identity() + ": cudaMalloc failed: out of memory [cudaErrorMemoryAllocation]" +
+                           pinned_memory_limit_note() + " (injected by MPSBENCH_FAULT)");
   }
 }
 

@@ -1,9 +1,13 @@
 #include "gpu_contexts.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
 #include "check.hpp"
+#include "mps_memory_limit.hpp"
 #include "options.hpp"
 #include "sharing.hpp"
 
@@ -33,7 +37,9 @@ struct ContextRecord {
 void check_thread_percentage_everywhere(const MpiContext& ctx) {
   std::string problem;
   try {
-    read_sharing_state(EnvironmentOnlyProbe(), 0);
+    const EnvironmentOnlyProbe environment;
+    read_sharing_state(environment, 0);
+    if (const auto limits = environment.environment(kPinnedMemLimitVariable)) parse_pinned_mem_limits(*limits);
   } catch (const UsageError& e) {
     problem = e.what();
   }
@@ -44,6 +50,27 @@ void check_thread_percentage_everywhere(const MpiContext& ctx) {
       throw UsageError("rank " + std::to_string(r) + " on " + hosts[r] + ": " + problems[r]);
     }
   }
+}
+
+std::vector<MpsProcess> check_other_mps_users_everywhere(const MpiContext& ctx, OtherMpsUsers policy) {
+  std::string mine;
+  if (ctx.local_rank == 0) {
+    mine = serialize_mps_processes(of_other_users(find_mps_processes(proc_root_from_environment()), getuid()));
+  }
+  const auto found = allgather_strings(ctx.world, mine);
+  const auto hosts = allgather_strings(ctx.world, ctx.host);
+  std::vector<MpsProcess> others;
+  for (int r = 0; r < ctx.size; ++r) {
+    for (auto& p : deserialize_mps_processes(found[static_cast<std::size_t>(r)], hosts[static_cast<std::size_t>(r)])) {
+      others.push_back(std::move(p));
+    }
+  }
+  const std::string warning = decide_other_mps_users(policy, others);  // refuse: throws on every rank
+  if (ctx.rank == 0 && !warning.empty()) {
+    std::fprintf(stderr, "mpsbench: warning: %s\n", warning.c_str());
+    std::fflush(stderr);
+  }
+  return others;
 }
 
 GpuInfo open_gpus_in_turn(const MpiContext& ctx, const std::vector<int>& usable) {

@@ -7,12 +7,21 @@
 
 #include "device.hpp"
 #include "mpi_context.hpp"
+#include "mps_servers.hpp"
 
 namespace mpsb {
 
 // Throws UsageError on every rank, naming the first rank whose
-// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is malformed. Collective over ctx.world.
+// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE or CUDA_MPS_PINNED_DEVICE_MEM_LIMIT is
+// malformed. Collective over ctx.world.
 void check_thread_percentage_everywhere(const MpiContext& ctx);
+
+// Other users' MPS servers and control daemons (mps_servers.hpp), looked for
+// by the first rank of every host: every rank gets the same list, so all
+// refuse alike (a UsageError on every rank with `policy` refuse), or rank 0
+// prints the one warning line (go_on). Collective over ctx.world; before any
+// GPU work.
+std::vector<MpsProcess> check_other_mps_users_everywhere(const MpiContext& ctx, OtherMpsUsers policy);
 
 // Local rank r opens usable[r mod G]. The ranks of a host take turns (collective
 // over ctx.node, the same number of turns on every rank even when their GPU

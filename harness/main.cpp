@@ -22,8 +22,10 @@
 #include "gpu_contexts.hpp"
 #include "fault_injection.hpp"
 #include "json_reporter.hpp"
+#include "green_context.hpp"
 #include "measure.hpp"
 #include "mpi_context.hpp"
+#include "mps_memory_limit.hpp"
 #include "options.hpp"
 #include "placement.hpp"
 #include "plan.hpp"
@@ -179,6 +181,9 @@ int run(int argc, char** argv) {
   }
 
   rank0_check(ctx, [&] { check_result_files(opt); });
+  // Another user's MPS server would serialise this job behind theirs: looked for before any GPU work.
+  std::optional<std::vector<MpsProcess>> other_mps;
+  if (opt.device != DeviceChoice::cpu) other_mps = check_other_mps_users_everywhere(ctx, opt.other_mps_users);
   if (opt.device != DeviceChoice::cpu) check_thread_percentage_everywhere(ctx);
   const GpuProbe probe = opt.device == DeviceChoice::cpu ? GpuProbe{} : probe_gpus(opt.gpus);
   const DeviceDecision device = decide_device(ctx, opt.device, probe);
@@ -202,7 +207,9 @@ int run(int argc, char** argv) {
     }
     verify_sharing_state(opt.mode, sharing);
   }
+  if (device.kind == DeviceKind::gpu) verify_pinned_mem_limits(pinned_mem_limits(placement));
   const auto plan = build_plan(opt, device.kind, placement.max_ranks_per_device, placement.device_count);
+  if (opt.mode == SharingMode::green) check_green_partitions(ctx, placement, plan);
   const std::vector<std::string> memory_warnings = preflight_memory(plan, placement);
 
   Context context;
@@ -234,7 +241,9 @@ int run(int argc, char** argv) {
   context.settings.throttle_retries = opt.throttle_retries;
   context.settings.clock_threshold = opt.clock_threshold;
   context.settings.allreduce_bytes = opt.allreduce_bytes;
+  context.settings.green_contexts = opt.mode == SharingMode::green;
   context.mix = opt.mix;
+  context.other_mps_processes = other_mps;
   context.placement = placement;
   context.plan = plan;
   std::vector<char> done;
@@ -265,7 +274,7 @@ int run(int argc, char** argv) {
   });
 
   const double offset = clock_offset_to_root(ctx, all_hosts);
-  const bool streams = opt.mode == SharingMode::streams;
+  const bool streams = runs_instances_in_one_rank(opt.mode);  // streams or green
 
   std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_throughput;
   TenantBaselines alone;
@@ -281,7 +290,7 @@ int run(int argc, char** argv) {
     const Config& config = plan[i];
     // Armed on every rank, idle ones too, at the same point of the sweep.
     watchdog.arm(opt.timeout_s, error_identity() + ": " + describe_config(config, i));
-    // streams: the first rank of each GPU runs k instances; otherwise k ranks run one each.
+    // streams, green: the first rank of each GPU runs k instances; otherwise k ranks run one each.
     const ConfigSamples samples = measure_config(ctx, placement, config, static_cast<int>(i) + 1,
                                                  context.settings, streams ? 1 : config.ranks_per_gpu,
                                                  streams ? config.ranks_per_gpu : 1, offset);

@@ -11,6 +11,7 @@
 #include "clock.hpp"
 #include "fault_injection.hpp"
 #include "gpu_clocks.hpp"
+#include "green_context.hpp"
 #include "host_allreduce.hpp"
 #include "registry.hpp"
 #include "stop_rules.hpp"
@@ -295,7 +296,8 @@ std::unique_ptr<ClockSampler> open_sampler(const Placement& placement, int rank,
 }
 
 RankSamples run_instance(Team& team, int instance, const Placement& placement, const Config& config,
-                         int config_index, const MeasureSettings& settings, int rank, std::int64_t* iterations) {
+                         int config_index, const MeasureSettings& settings, int rank, std::int64_t* iterations,
+                         const GreenPartition* partition) {
   const int slot = placement.ranks[rank].slot;
   const Config own = config_of_slot(config, slot);
   const bool on_gpu = placement.kind == DeviceKind::gpu;
@@ -310,10 +312,18 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
   // Everything that allocates: stream and events, the workload's buffers and
   // the first run (library workspaces). Out of memory here fails only this
   // configuration; every other error still ends the job.
+  // --mode green: this thread's green context, declared first so that it
+  // outlives the stream, events and buffers created in it.
+  std::unique_ptr<GreenContext> green;
   std::unique_ptr<GpuTimer> timer;
   std::unique_ptr<Workload> workload;
   try {
+    if (on_gpu && partition != nullptr) green = std::make_unique<GreenContext>(*partition, instance);
     if (on_gpu) timer = std::make_unique<GpuTimer>();
+    if (green && !green->holds_stream(timer->stream())) {
+      throw FatalError(error_identity() + ": --mode green: instance " + std::to_string(instance) +
+                       "'s stream is not in its green context (cuStreamGetGreenCtx)");
+    }
     WorkloadArgs args;
     args.device = placement.kind;
     args.gpu_ordinal = gpu;
@@ -390,6 +400,7 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
   samples.discarded = team.reps.discarded;
   samples.work = workload->work();
   samples.details = workload->details();
+  if (green) samples.details.emplace_back("green_context_sm_count", green->sm_count());
   samples.verification = workload->verify();
   return samples;
 }
@@ -399,10 +410,18 @@ std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placemen
                                   int rank, double offset, std::int64_t* iterations) {
   Team team(instances, active, offset, config.is_mix());
   std::vector<RankSamples> samples(static_cast<std::size_t>(instances));
+  // --mode green: one split of the GPU's SMs into disjoint groups, one per
+  // instance, before the threads start (each then makes its own green context).
+  std::unique_ptr<GreenPartition> partition;
+  if (settings.green_contexts && placement.kind == DeviceKind::gpu) {
+    const int gpu = placement.ranks[rank].gpu.index;
+    MPSB_CUDA(cudaSetDevice(gpu));
+    partition = std::make_unique<GreenPartition>(gpu, instances);
+  }
   auto body = [&](int i) {
     try {
       samples[static_cast<std::size_t>(i)] = run_instance(team, i, placement, config, config_index, settings, rank,
-                                                                iterations);
+                                                                iterations, partition.get());
     } catch (const FatalError& e) {
       // A failure on any thread ends the job: the other threads and ranks
       // would otherwise wait at a barrier forever.

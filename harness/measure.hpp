@@ -5,7 +5,8 @@
 // per instance, the GPU clocks watched, until the stop rule (stop_rules.hpp)
 // says enough, and verification after timing.
 // An instance is one workload: one per active rank in the process modes, k
-// per rank (threads and streams of one process) in --mode streams.
+// per rank (threads and streams of one process) in --mode streams and green
+// (green: each thread in its own green context, green_context.hpp).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,7 @@ struct MeasureSettings {
   int throttle_retries = 3;          // dropped repetitions per configuration, at most
   double clock_threshold = 0.9;      // fraction of the reference SM clock
   std::optional<std::int64_t> allreduce_bytes;  // --allreduce: a host MPI_Allreduce after each iteration
+  bool green_contexts = false;  // --mode green: each GPU instance in its own green context (SM partition)
 };
 
 // How the warm-up went; the same on every instance.

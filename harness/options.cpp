@@ -127,6 +127,27 @@ std::int64_t parse_allreduce_bytes(const std::string& flag, const std::string& t
   return bytes;
 }
 
+// One --gpus item: a CUDA device index (as "3", leading zeros dropped) or a
+// GPU-/MIG- UUID or prefix of one, as nvidia-smi -L prints them.
+std::string parse_gpu_item(const std::string& flag, const std::string& item) {
+  if (item.rfind("MIG-GPU-", 0) == 0) {
+    throw UsageError(flag + ": '" + item + "' is the old MIG-GPU-<uuid>/<gi>/<ci> form; give the MIG-<uuid> that "
+                     "nvidia-smi -L prints");
+  }
+  if (item.rfind("GPU-", 0) == 0 || item.rfind("MIG-", 0) == 0) {
+    const std::string hex = item.substr(4);
+    const bool valid = !hex.empty() && std::all_of(hex.begin(), hex.end(), [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c)) || c == '-';
+    });
+    if (!valid) throw UsageError(flag + ": '" + item + "' is not a GPU-/MIG- UUID (hex digits and dashes after the prefix)");
+    return item;
+  }
+  if (item.empty() || !std::all_of(item.begin(), item.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    throw UsageError(flag + ": '" + item + "' is neither a CUDA device index nor a GPU-/MIG- UUID");
+  }
+  return std::to_string(parse_integer(flag, item, 0, 1023));
+}
+
 // --mix matmul:4,inference/fp16/64:4
 std::vector<Tenant> parse_mix(const std::string& flag, const std::string& text) {
   std::vector<Tenant> tenants;
@@ -240,12 +261,14 @@ Options parse_options(const std::vector<std::string>& typed) {
     } else if (flag == "--gpus") {
       opt.gpus.clear();
       for (const auto& item : split_list(flag, take_value())) {
-        const int index = static_cast<int>(parse_integer(flag, item, 0, 1023));
-        for (int seen : opt.gpus) {
-          if (seen == index) throw UsageError(flag + ": GPU " + item + " listed twice");
+        const std::string gpu = parse_gpu_item(flag, item);
+        for (const auto& seen : opt.gpus) {
+          if (seen == gpu) throw UsageError(flag + ": GPU " + item + " listed twice");
         }
-        opt.gpus.push_back(index);
+        opt.gpus.push_back(gpu);
       }
+    } else if (flag == "--other-mps-users") {
+      opt.other_mps_users = parse_other_mps_users(take_value());
     } else if (flag == "--min-time") {
       opt.min_time_s = parse_seconds(flag, take_value());
     } else if (flag == "--repetitions") {
@@ -303,12 +326,14 @@ Options parse_options(const std::vector<std::string>& typed) {
   if (opt.device == DeviceChoice::cpu && opt.mode != SharingMode::automatic && opt.mode != SharingMode::streams) {
     throw UsageError(std::string("--mode ") + to_string(opt.mode) + ": needs the GPU, not --device cpu");
   }
-  if (opt.allreduce_bytes && opt.mode == SharingMode::streams) {
-    throw UsageError("--allreduce: needs one rank per instance; --mode streams runs k instances in one rank");
+  if (opt.allreduce_bytes && runs_instances_in_one_rank(opt.mode)) {
+    throw UsageError(std::string("--allreduce: needs one rank per instance; --mode ") + to_string(opt.mode) +
+                     " runs k instances in one rank");
   }
   if (!opt.mix.empty()) {
-    if (opt.mode == SharingMode::streams) {
-      throw UsageError("--mix: tenants are separate ranks; --mode streams runs one rank per GPU");
+    if (runs_instances_in_one_rank(opt.mode)) {
+      throw UsageError(std::string("--mix: tenants are separate ranks; --mode ") + to_string(opt.mode) +
+                       " runs one rank per GPU");
     }
     if (opt.allreduce_bytes) {
       throw UsageError("--allreduce: the tenants of --mix run different iteration counts, so their ranks "
@@ -363,9 +388,18 @@ std::string usage_text() {
          "  --device auto|gpu|cpu where kernels run (default: auto = gpu when usable)\n"
          "  --mode MODE           how ranks share a GPU: auto (record what is found),\n"
          "                        timeslice, mps, mps-qos (verified against what each\n"
-         "                        rank's context reports), or streams (one rank per GPU\n"
-         "                        runs k instances in k streams and threads)\n"
-         "  --gpus LIST           restrict to these CUDA device indices (default: all)\n"
+         "                        rank's context reports), streams (one rank per GPU\n"
+         "                        runs k instances in k streams and threads), or green\n"
+         "                        (as streams, each instance in a CUDA green context\n"
+         "                        holding 1/k of the SMs)\n"
+         "  --gpus LIST           restrict to these CUDA devices: indices, or GPU-/MIG- UUIDs\n"
+         "                        (or unique prefixes) as nvidia-smi -L prints them\n"
+         "                        (default: all)\n"
+         "  --other-mps-users refuse|go-on  an MPS server or control daemon of another\n"
+         "                        user on a host makes this job's MPS clients wait\n"
+         "                        until that user's server has no clients, and the\n"
+         "                        timings would include the wait: refuse (default,\n"
+         "                        exit 2) or go-on (one warning line, then measure)\n"
          "  --min-time SECONDS    shortest timed window per repetition (default: 0.25)\n"
          "  --repetitions N       timed windows per configuration (default: 5; with\n"
          "                        --max-noise the minimum, at least 3)\n"
@@ -404,7 +438,7 @@ std::string usage_text() {
          "                        doubles) of BYTES (8, 64K, 4M, ...) over the active\n"
          "                        ranks on host buffers, as a data-parallel step does\n"
          "                        without NCCL; its time is reported separately and\n"
-         "                        its result checked (not with --mode streams)\n"
+         "                        its result checked (not with --mode streams, green)\n"
          "  --mix TENANT:RANKS,...  ranks of one GPU run different kernels, TENANT =\n"
          "                        KERNEL[/PRECISION[/SIZE]] (default: the kernel's first\n"
          "                        precision and middle default size); the plan holds\n"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_values.hpp"
+#include "mps_servers.hpp"
 #include "sharing.hpp"
 
 namespace mpsb {
@@ -40,7 +41,9 @@ struct Options {
   std::vector<int> ranks_per_gpu;                              // empty: 1, 2, 4, ... max
   DeviceChoice device = DeviceChoice::automatic;
   SharingMode mode = SharingMode::automatic;
-  std::vector<int> gpus;                                       // empty: all visible GPUs
+  // --gpus items as given: CUDA device indices ("1") or GPU-/MIG- UUIDs; empty: all visible GPUs
+  std::vector<std::string> gpus;
+  OtherMpsUsers other_mps_users = OtherMpsUsers::refuse;      // --other-mps-users
   double min_time_s = 0.25;
   int repetitions = 5;                                         // the minimum with --max-noise
   double warmup_time_s = 0.2;                                  // --warmup-time

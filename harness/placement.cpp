@@ -22,6 +22,51 @@ std::vector<const RankPlacement*> Placement::distinct_gpus() const {
   return out;
 }
 
+namespace {
+
+template <typename T>
+nlohmann::json optional_json(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+template <typename T>
+std::optional<T> optional_from(const nlohmann::json& j) {
+  if (j.is_null()) return std::nullopt;
+  return j.get<T>();
+}
+
+nlohmann::json mig_json(const std::optional<MigRecord>& mig) {
+  if (!mig) return nullptr;
+  nlohmann::json instances = nlohmann::json::array();
+  for (const auto& m : mig->instances) {
+    instances.push_back({{"uuid", m.uuid},
+                         {"gpu_instance_id", optional_json(m.gpu_instance_id)},
+                         {"sm_count", optional_json(m.sm_count)},
+                         {"memory_total_bytes", optional_json(m.memory_total_bytes)}});
+  }
+  return {{"mode", mig->mode}, {"parent_uuid", mig->parent_uuid}, {"is_instance", mig->is_instance},
+          {"instances", instances}};
+}
+
+std::optional<MigRecord> mig_from_json(const nlohmann::json& j) {
+  if (j.is_null()) return std::nullopt;
+  MigRecord mig;
+  mig.mode = j.at("mode").get<std::string>();
+  mig.parent_uuid = j.at("parent_uuid").get<std::string>();
+  mig.is_instance = j.at("is_instance").get<bool>();
+  for (const auto& m : j.at("instances")) {
+    MigInstance instance;
+    instance.uuid = m.at("uuid").get<std::string>();
+    instance.gpu_instance_id = optional_from<int>(m.at("gpu_instance_id"));
+    instance.sm_count = optional_from<int>(m.at("sm_count"));
+    instance.memory_total_bytes = optional_from<std::uint64_t>(m.at("memory_total_bytes"));
+    mig.instances.push_back(instance);
+  }
+  return mig;
+}
+
+}  // namespace
+
 RankPlacement describe_rank(int rank, const std::string& host, int local_rank, DeviceKind kind,
                             const GpuInfo& gpu) {
   RankPlacement p;
@@ -54,7 +99,11 @@ std::string serialize(const RankPlacement& r) {
                                                              : nlohmann::json(nullptr)},
                         {"context_memory_bytes", r.gpu.context_memory_bytes
                                                      ? nlohmann::json(*r.gpu.context_memory_bytes)
-                                                     : nlohmann::json(nullptr)}}}};
+                                                     : nlohmann::json(nullptr)},
+                        {"mps_pinned_mem_limit_bytes", r.gpu.mps_pinned_mem_limit_bytes
+                                                           ? nlohmann::json(*r.gpu.mps_pinned_mem_limit_bytes)
+                                                           : nlohmann::json(nullptr)},
+                        {"mig", mig_json(r.gpu.mig)}}}};
   return j.dump();
 }
 
@@ -81,6 +130,10 @@ RankPlacement deserialize_rank(const std::string& text) {
   if (!g.at("context_memory_bytes").is_null()) {
     r.gpu.context_memory_bytes = g.at("context_memory_bytes").get<std::uint64_t>();
   }
+  if (!g.at("mps_pinned_mem_limit_bytes").is_null()) {
+    r.gpu.mps_pinned_mem_limit_bytes = g.at("mps_pinned_mem_limit_bytes").get<std::uint64_t>();
+  }
+  r.gpu.mig = mig_from_json(g.at("mig"));
   return r;
 }
 

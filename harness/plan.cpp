@@ -85,11 +85,11 @@ std::vector<Config> build_plan(const Options& options, DeviceKind device, int ma
                                int device_count) {
   if (!options.mix_tenants.empty()) return mix_plan(options, device, max_ranks_per_device);
   std::vector<int> rank_counts = options.ranks_per_gpu;
-  const bool streams = options.mode == SharingMode::streams;
+  const bool streams = runs_instances_in_one_rank(options.mode);  // streams or green
   for (int k : rank_counts) {
     if (streams && k > kMaxStreamInstances) {
-      throw UsageError("--ranks-per-gpu: " + std::to_string(k) + " instances per GPU in --mode streams; at most " +
-                       std::to_string(kMaxStreamInstances));
+      throw UsageError("--ranks-per-gpu: " + std::to_string(k) + " instances per GPU in --mode " +
+                       to_string(options.mode) + "; at most " + std::to_string(kMaxStreamInstances));
     }
     if (!streams && k > max_ranks_per_device) {
       throw UsageError("--ranks-per-gpu: " + std::to_string(k) + " active ranks per " +

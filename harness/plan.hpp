@@ -42,11 +42,11 @@ int tenant_of_slot(const Config& config, int slot);
 // 1, 2, 4, ... below max, then max itself.
 std::vector<int> default_rank_counts(int max_ranks_per_device);
 
-// Most instances one rank runs in --mode streams.
+// Most instances one rank runs in --mode streams or green.
 inline constexpr int kMaxStreamInstances = 64;
 
-// Throws UsageError for rank counts above what exists (in streams mode: above
-// kMaxStreamInstances, since one rank runs all instances).
+// Throws UsageError for rank counts above what exists (in streams and green
+// mode: above kMaxStreamInstances, since one rank runs all instances).
 std::vector<Config> build_plan(const Options& options, DeviceKind device, int max_ranks_per_device,
                                int device_count);
 

@@ -11,6 +11,7 @@
 
 #include "device.hpp"
 #include "measure.hpp"
+#include "mps_servers.hpp"
 #include "placement.hpp"
 #include "plan.hpp"
 #include "sharing.hpp"
@@ -26,7 +27,7 @@ struct Summary {
 
 struct RankResult {
   int rank = 0;
-  int instance = 0;  // > 0 only in --mode streams
+  int instance = 0;  // > 0 only in --mode streams and green
   std::string host;
   int local_rank = 0;
   int gpu_index = -1;
@@ -160,6 +161,9 @@ struct Context {
   Placement placement;
   std::vector<Config> plan;  // every configuration of the run, in order (what --resume matches)
   std::string mix;           // --mix as given; empty: none
+  // Other users' MPS servers and control daemons found before the run (kept
+  // only with --other-mps-users go-on); none when not looked for (--device cpu).
+  std::optional<std::vector<MpsProcess>> other_mps_processes;
 };
 
 std::string utc_timestamp_iso8601();

@@ -133,6 +133,33 @@ ojson tenants_json(const Result& r) {
   return out;
 }
 
+template <typename T>
+ojson optional_value(const std::optional<T>& value) {
+  return value ? ojson(*value) : ojson(nullptr);
+}
+
+ojson mig_json(const std::optional<MigRecord>& mig) {
+  if (!mig) return nullptr;
+  ojson instances = ojson::array();
+  for (const auto& m : mig->instances) {
+    instances.push_back({{"uuid", m.uuid},
+                         {"gpu_instance_id", optional_value(m.gpu_instance_id)},
+                         {"sm_count", optional_value(m.sm_count)},
+                         {"memory_total_bytes", optional_value(m.memory_total_bytes)}});
+  }
+  return ojson{{"mode", mig->mode}, {"parent_uuid", mig->parent_uuid}, {"is_instance", mig->is_instance},
+               {"instances", instances}};
+}
+
+ojson other_mps_json(const std::optional<std::vector<MpsProcess>>& found) {
+  if (!found) return nullptr;
+  ojson out = ojson::array();
+  for (const auto& p : *found) {
+    out.push_back({{"host", p.host}, {"pid", p.pid}, {"uid", p.uid}, {"process", p.process}});
+  }
+  return out;
+}
+
 ojson settings_json(const MeasureSettings& s) {
   return ojson{{"min_time_s", s.min_time_s},
                {"repetitions", s.repetitions},
@@ -167,7 +194,8 @@ ojson to_json(const Context& c) {
                     {"sm_count", r->gpu.sm_count},
                     {"memory_total_bytes", r->gpu.memory_total_bytes},
                     {"compute_mode", r->gpu.compute_mode},
-                    {"sm_clock_peak_khz", r->gpu.sm_clock_peak_khz}});
+                    {"sm_clock_peak_khz", r->gpu.sm_clock_peak_khz},
+                    {"mig", mig_json(r->gpu.mig)}});
   }
   ojson ranks = ojson::array();
   for (const auto& r : c.placement.ranks) {
@@ -185,12 +213,14 @@ ojson to_json(const Context& c) {
           r.gpu.mps_active_thread_percentage ? ojson(*r.gpu.mps_active_thread_percentage) : ojson(nullptr);
       rank["context_memory_bytes"] =
           r.gpu.context_memory_bytes ? ojson(*r.gpu.context_memory_bytes) : ojson(nullptr);
+      rank["mps_pinned_mem_limit_bytes"] = optional_value(r.gpu.mps_pinned_mem_limit_bytes);
     } else {
       rank["mps_enabled"] = nullptr;
       rank["sm_count"] = nullptr;
       rank["memory_free_bytes"] = nullptr;
       rank["mps_active_thread_percentage"] = nullptr;
       rank["context_memory_bytes"] = nullptr;
+      rank["mps_pinned_mem_limit_bytes"] = nullptr;
     }
     ranks.push_back(std::move(rank));
   }
@@ -217,6 +247,7 @@ ojson to_json(const Context& c) {
                {"gpus", gpus},
                {"ranks", ranks},
                {"mix", c.mix.empty() ? ojson(nullptr) : ojson(c.mix)},
+               {"other_mps_processes", other_mps_json(c.other_mps_processes)},
                {"plan", plan_json(c.plan)}};
 }
 

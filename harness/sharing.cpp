@@ -12,7 +12,8 @@ SharingMode parse_sharing_mode(const std::string& text) {
   if (text == "mps") return SharingMode::mps;
   if (text == "mps-qos") return SharingMode::mps_qos;
   if (text == "streams") return SharingMode::streams;
-  throw UsageError("--mode: unknown mode '" + text + "' (choose auto, timeslice, mps, mps-qos or streams)");
+  if (text == "green") return SharingMode::green;
+  throw UsageError("--mode: unknown mode '" + text + "' (choose auto, timeslice, mps, mps-qos, streams or green)");
 }
 
 const char* to_string(SharingMode mode) {
@@ -21,8 +22,13 @@ const char* to_string(SharingMode mode) {
     case SharingMode::mps: return "mps";
     case SharingMode::mps_qos: return "mps-qos";
     case SharingMode::streams: return "streams";
+    case SharingMode::green: return "green";
     default: return "auto";
   }
+}
+
+bool runs_instances_in_one_rank(SharingMode mode) {
+  return mode == SharingMode::streams || mode == SharingMode::green;
 }
 
 SharingState read_sharing_state(const MpsProbe& probe, int device) {
@@ -65,6 +71,14 @@ void verify_sharing_state(SharingMode mode, const std::vector<RankSharing>& rank
         }
         if (mode == SharingMode::mps_qos && !s.active_thread_percentage) {
           throw UsageError(flag + who + " has no CUDA_MPS_ACTIVE_THREAD_PERCENTAGE set");
+        }
+        break;
+      case SharingMode::green:
+        // An MPS client's kernels may spread beyond its green context's SMs
+        // (CUDA driver API, Green Contexts): the partitions would not hold.
+        if (s.mps_enabled) {
+          throw UsageError(flag + who + " is an MPS client (CU_DEVICE_ATTRIBUTE_MPS_ENABLED=1); green contexts " +
+                           "partition the SMs of one process without MPS: stop the MPS daemon");
         }
         break;
       default:

@@ -9,7 +9,12 @@
 
 namespace mpsb {
 
-enum class SharingMode { automatic, timeslice, mps, mps_qos, streams };
+enum class SharingMode { automatic, timeslice, mps, mps_qos, streams, green };
+
+// streams and green: the first rank of each GPU runs the k instances of a
+// configuration on k threads of one process (green: each in its own CUDA green
+// context holding 1/k of the SMs); the other modes run one instance per rank.
+bool runs_instances_in_one_rank(SharingMode mode);
 
 SharingMode parse_sharing_mode(const std::string& text);  // throws UsageError
 const char* to_string(SharingMode mode);

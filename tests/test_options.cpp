@@ -31,7 +31,7 @@ TEST(Options, ParsesListsAndBothValueForms) {
   EXPECT_EQ(o.sizes, (std::vector<std::int64_t>{512, 1024}));
   EXPECT_EQ(o.ranks_per_gpu, (std::vector<int>{1, 8}));
   EXPECT_EQ(o.device, DeviceChoice::cpu);
-  EXPECT_EQ(o.gpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(o.gpus, (std::vector<std::string>{"0", "1"}));
   EXPECT_DOUBLE_EQ(o.min_time_s, 0.5);
   EXPECT_EQ(o.repetitions, 7);
   EXPECT_EQ(o.seed, 42u);
