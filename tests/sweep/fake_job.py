@@ -16,6 +16,10 @@ Faults (environment; the value is a comma list of modes, or 1 for every mode):
   FAKE_JOB_NOT_CLIENT  exit 2 claiming rank 0 is not an MPS client
   FAKE_JOB_VERIFY_FAIL results fail verification, exit 1
   FAKE_JOB_IGNORE_TERM=1  ignore SIGTERM (the sweep must escalate to SIGKILL)
+  FAKE_JOB_CLIENT_LIMIT=N  an MPS job (mps, mps-qos) with more than N ranks per GPU fails like a client past
+                       the MPS client limit: an `mpsbench: fatal:` line, exit 3 (MPI_Abort)
+  FAKE_JOB_CLIENT_LIMIT_HANG=1  ... instead it hangs (a client left waiting): only --timeout ends it
+  FAKE_JOB_ENV_LOG=FILE  append one JSON line per job: mode, np and the CUDA_MPS_* variables it got
 FAKE_JOB_CONTROL: the (fake) MPS control program used to ask for a daemon;
 FAKE_JOB_GPUS: GPUs per node (default 1).
 """
@@ -75,6 +79,19 @@ def main():
     host = socket.gethostname()
     if fault("FAKE_JOB_IGNORE_TERM", mode) or os.environ.get("FAKE_JOB_IGNORE_TERM") == "1":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if os.environ.get("FAKE_JOB_ENV_LOG"):
+        with open(os.environ["FAKE_JOB_ENV_LOG"], "a") as f:
+            f.write(json.dumps({"mode": mode, "np": args.np, "argv": sys.argv[1:],
+                                "env": {k: v for k, v in os.environ.items() if k.startswith("CUDA_MPS_")}}) + "\n")
+    limit = os.environ.get("FAKE_JOB_CLIENT_LIMIT")
+    if limit and mode in ("mps", "mps-qos") and max(ks) > int(limit):
+        if os.environ.get("FAKE_JOB_CLIENT_LIMIT_HANG") == "1":
+            print(f"fake_job: rank {int(limit) * gpus} on {host} waits for the MPS server", file=sys.stderr, flush=True)
+            time.sleep(300)
+        print(f"mpsbench: fatal: rank {int(limit) * gpus} on {host}: cudaSetDevice(index) failed: the hardware "
+              "resources required to create MPS client have been exhausted (device.cpp:81)", file=sys.stderr,
+              flush=True)
+        sys.exit(3)
     if fault("FAKE_JOB_CRASH", mode):
         print(f"fake_job: rank 0 on {host}: simulated crash", file=sys.stderr, flush=True)
         sys.exit(134)

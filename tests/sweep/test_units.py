@@ -8,8 +8,8 @@ from unittest import mock
 from sweeptest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "harness", "sweep"))
-from mpsbench_sweep import launcher, merge, nvsmi, plan  # noqa: E402
-from mpsbench_sweep.mps_daemon import mps_kind  # noqa: E402
+from mpsbench_sweep import launcher, merge, node_checks, nvsmi, plan, ramp  # noqa: E402
+from mpsbench_sweep.mps_daemon import control_env, mps_kind  # noqa: E402
 
 
 class Plan(unittest.TestCase):
@@ -183,6 +183,144 @@ class Discovery(unittest.TestCase):
             self.assertEqual(nvsmi.gpu_count(), 2)
         with mock.patch.object(nvsmi, "_query", return_value=None):
             self.assertIsNone(nvsmi.gpus())
+
+
+class MemoryLimitsAndRamp(unittest.TestCase):
+    def test_mem_limits(self):
+        self.assertEqual(plan.parse_mem_limits("8G,512mb, 2g,2048M"), ["512MB", "2G", "8G"])
+        self.assertEqual(plan.mem_limit_bytes("512MB"), 512 * 2**20)
+        self.assertEqual(plan.mem_limit_env("2G", 3), "0=2G,1=2G,2=2G")
+        for bad in ("2", "2T", "0G", "-1G", "2G,", "1.5G", "G"):
+            with self.assertRaises(plan.PlanError):
+                plan.parse_mem_limits(bad)
+
+    def test_mps_mem_jobs(self):
+        jobs = plan.plan_jobs(["mps", "mps-mem"], [1, 4], None, 2, 2, mem_limits=["1G", "4G"])
+        self.assertEqual([(j.mode, j.np, j.ranks_per_gpu, j.mem_limit, j.part_name, j.label()) for j in jobs], [
+            ("mps", 16, [1, 4], None, "part-mps.json", "mps"),
+            ("mps-mem", 16, [1, 4], "1G", "part-mps-mem-1G.json", "mps-mem 1G"),
+            ("mps-mem", 16, [1, 4], "4G", "part-mps-mem-4G.json", "mps-mem 4G")])
+        self.assertEqual(jobs[1].mpsbench_args("p.json")[:2], ["--mode", "mps"])  # mpsbench has no mode mps-mem
+
+    def test_ramp_plan(self):
+        self.assertEqual(plan.ramp_steps(48), [1, 2, 4, 8, 16, 32, 48, 49])
+        self.assertEqual(plan.ramp_steps(16), [1, 2, 4, 8, 16, 17])
+        self.assertEqual(plan.ramp_steps(1), [1, 2])
+        jobs = plan.plan_ramp(4, 1, 2)
+        self.assertEqual([(j.mode, j.np, j.past_limit, j.part_name, j.label()) for j in jobs], [
+            ("mps", 2, False, "part-mps-k1.json", "mps k=1"), ("mps", 4, False, "part-mps-k2.json", "mps k=2"),
+            ("mps", 8, False, "part-mps-k4.json", "mps k=4"),
+            ("mps", 10, True, "part-mps-k5.json", "mps k=5 (past the limit)")])
+        self.assertEqual(ramp.parse_limit("48\n"), 48)
+        for answer in ("", "Invalid command", "0", "48 60", None):
+            self.assertIsNone(ramp.parse_limit(answer))
+
+    def test_ramp_table_and_finding(self):
+        r = {"status": "ok", "kernel": "matmul", "precision": "fp32", "size": 256, "ranks_per_gpu": 2,
+             "primary_metric": "flop_per_s", "primary_unit": "FLOP/s", "verified": True,
+             "aggregate": {"flop_per_s": {"median": 4e12}}}
+        job2, job3 = plan.plan_ramp(2, 1, 1)[1:]
+        ok = ramp.step(job2, {"status": "ok", "exit_code": 0, "error": None, "wall_s": 1.0, "daemon": None,
+                              "ranks": [{"context_memory_bytes": None}, {"context_memory_bytes": 300 * 2**20}]},
+                       {"results": [r, dict(r, ranks_per_gpu=1)]}, [], 600)
+        failed = ramp.step(job3, {"status": "failed", "exit_code": 134, "error": None, "wall_s": 1.0,
+                                  "daemon": {"mps_server_memory_bytes": 40 * 2**20}, "ranks": None}, None,
+                           ["a", "b", "c", "MPS client limit reached"], 600)
+        self.assertEqual((ok["results"][0]["aggregate_median"], len(ok["results"]), ok["context_memory_bytes_median"]),
+                         (4e12, 1, 300 * 2**20))
+        self.assertEqual(failed["error"], "b / c / MPS client limit reached")
+        state = {"limit": 2, "limit_source": "--mps-client-limit", "steps": [ok, failed]}
+        self.assertEqual(ramp.finding(state), "2 clients per GPU ran; 3 (one past the limit of 2, --mps-client-limit) "
+                                              "failed as a recorded step (failed): b / c / MPS client limit reached")
+        lines = ramp.table(state).splitlines()
+        self.assertEqual(lines[2].split()[:8], ["2", "2", "ok", "4.00", "TFLOP/s", "2.00", "TFLOP/s", "300"])
+        self.assertEqual(lines[3].split()[:6], ["3", "(past)", "3", "failed", "-", "-"])
+        self.assertIn("40 MiB", lines[3])
+        state["steps"] = [ok, dict(failed, status="ok", error=None)]
+        self.assertIn("the server accepts more than the limit of 2", ramp.finding(state))
+
+    def test_mps_mem_results_keep_their_own_columns(self):
+        def result(mode, value, limit=None, verified=True):
+            r = {"kernel": "matmul", "precision": "fp32", "size": 1024, "ranks_per_gpu": 2, "mode": mode,
+                 "mps_active_thread_percentage": None, "primary_metric": "flop_per_s", "primary_unit": "FLOP/s",
+                 "aggregate": {"flop_per_s": {"median": value}}, "verified": verified}
+            return merge.relabel_mem({"results": [r]}, limit)["results"][0] if limit else r
+        doc = {"results": [result("mps", 2e12), result("mps", 1e12, "8G"), result("mps", 0.5e12, "512M", False),
+                           result("timeslice", 1e12)]}
+        self.assertEqual([(r["mode"], r.get("mps_pinned_device_mem_limit")) for r in doc["results"]],
+                         [("mps", None), ("mps-mem", "8G"), ("mps-mem", "512M"), ("timeslice", None)])
+        lines = merge.table(doc).splitlines()
+        self.assertEqual(lines[0].split()[4:10], ["timeslice", "mps", "mps-mem", "512M", "mps-mem", "8G"])
+        row = lines[1].split()
+        self.assertEqual(row[4:12], ["1.00", "TFLOP/s", "2.00", "TFLOP/s", "500", "GFLOP/s", "1.00", "TFLOP/s"])
+        self.assertTrue(lines[1].endswith("NO: mps-mem 512M"), lines[1])
+
+    def test_the_variable_reaches_remote_ranks_and_not_the_daemon(self):
+        with mock.patch("shutil.which", return_value="/usr/bin/mpirun"), \
+                mock.patch.object(launcher, "_open_mpi", return_value=True), \
+                mock.patch.object(launcher, "_is_root", return_value=False):
+            l = launcher.Launcher("mpirun")
+            env = {"CUDA_MPS_PIPE_DIRECTORY": "/p", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT": "0=2G"}
+            self.assertEqual(l.job_command(["mb"], 2, 1, env)[-5:],
+                             ["-x", "CUDA_MPS_PIPE_DIRECTORY", "-x", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "mb"])
+        with mock.patch.dict(os.environ, {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT": "0=1G",
+                                          "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "50"}):
+            env = control_env("/pipe")
+        self.assertNotIn("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", env)
+        self.assertNotIn("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", env)
+
+
+class NodeChecks(unittest.TestCase):
+    def plant(self, root, pid, name, uid, argv=None, state="S"):
+        os.makedirs(os.path.join(root, str(pid)))
+        with open(os.path.join(root, str(pid), "status"), "w") as f:
+            f.write(f"Name:\t{name}\nState:\t{state} (x)\nUid:\t{uid + 1}\t{uid}\t{uid}\t{uid}\n")
+        if argv is not None:
+            with open(os.path.join(root, str(pid), "cmdline"), "wb") as f:
+                f.write(b"\0".join(a.encode() for a in argv))
+
+    def test_mps_processes_and_other_users(self):
+        with tempfile.TemporaryDirectory() as root:
+            self.plant(root, 10, "nvidia-cuda-mps", 1000, ["/usr/bin/nvidia-cuda-mps-control", "-d"])
+            self.plant(root, 11, "nvidia-cuda-mps", 1000, ["nvidia-cuda-mps-server"])
+            self.plant(root, 12, "nvidia-cuda-mps", 2000)  # command line hidden
+            self.plant(root, 13, "nvidia-cuda-mps", 2000, ["nvidia-cuda-mps-control"])  # a client command
+            self.plant(root, 14, "nvidia-cuda-mps", 2000, ["nvidia-cuda-mps-server"], state="Z")
+            self.plant(root, 15, "bash", 2000, ["bash"])
+            os.makedirs(os.path.join(root, "self"))
+            self.assertEqual(node_checks.mps_processes(root), [
+                {"pid": 10, "kind": "daemon", "uid": 1000}, {"pid": 11, "kind": "server", "uid": 1000},
+                {"pid": 12, "kind": "daemon or server", "uid": 2000}])
+            found = node_checks.other_mps_users(None, (), root=root, uid=1000)  # the effective UID counts
+            self.assertEqual([(f["what"], f["pid"], f["uid"]) for f in found], [("daemon or server", 12, 2000)])
+            self.assertEqual(node_checks.other_mps_users(None, (), root=root, uid=2000)[0]["pid"], 10)
+        self.assertEqual(node_checks.describe_others([{"what": "server", "pid": 5, "uid": 7, "user": "ann"},
+                                                      {"what": "client", "pid": 6, "uid": 8, "user": None,
+                                                       "server_pid": 5}]),
+                         "MPS server pid 5, uid 7 (ann); a client of MPS server pid 5, pid 6, uid 8")
+
+    def test_container_hint(self):
+        with tempfile.TemporaryDirectory() as root, mock.patch.dict(os.environ, {}, clear=False):
+            os.environ.pop("container", None)
+            proc = os.path.join(root, "proc")
+            os.makedirs(os.path.join(proc, "1"))
+            with open(os.path.join(proc, "1", "cgroup"), "w") as f:
+                f.write("0::/\n")
+            self.assertIsNone(node_checks.container_hint(root, proc))
+            with open(os.path.join(proc, "1", "cgroup"), "w") as f:
+                f.write("0::/kubepods/besteffort/pod1/abc\n")
+            self.assertEqual(node_checks.container_hint(root, proc), "/proc/1/cgroup names kubepods")
+            os.environ["container"] = "podman"
+            self.assertEqual(node_checks.container_hint(root, proc), "container=podman")
+            os.makedirs(os.path.join(root, "run"))
+            open(os.path.join(root, "run", ".containerenv"), "w").close()
+            self.assertEqual(node_checks.container_hint(root, proc), "/run/.containerenv")
+            open(os.path.join(root, ".dockerenv"), "w").close()
+            self.assertEqual(node_checks.container_hint(root, proc), "/.dockerenv")
+        line = node_checks.container_line("/.dockerenv")
+        for words in ("CUDA_MPS_PIPE_DIRECTORY", "--ipc=host", "same UID"):
+            self.assertIn(words, line)
+        self.assertNotIn("\n", line)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,12 @@ Everything here is checked before anything starts (exit 2, one line).
 """
 import os
 import shlex
-import shutil
 from dataclasses import dataclass
 from typing import List, Optional
 
 from .app_results import app_identity
 from .launcher import Launcher, LauncherError
+from .locate import default_program
 from .plan import MODES, Job, PlanError, executable
 
 APP_MODES = tuple(m for m in MODES if m != "streams")
@@ -131,9 +131,7 @@ def app_settings(args, nodes, gpus_per_node, node_gpus):
 
 
 def _default_probe():
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    built = os.path.join(repo, "build", "mpsbench-probe")
-    return built if os.path.isfile(built) else (shutil.which("mpsbench-probe") or built)
+    return default_program("mpsbench-probe")
 
 
 def check_app_modes(modes, device):

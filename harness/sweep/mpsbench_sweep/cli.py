@@ -2,41 +2,45 @@
 import argparse
 import datetime
 import os
-import shutil
 import sys
 from types import SimpleNamespace
 
 from . import nvsmi, safe_files
 from .launcher import Launcher, LauncherError
-from .plan import MODES, MPS_MODES, PlanError, client_limit, executable, parse_list, passthrough_options, \
-    plan_jobs, preflight
+from .plan import ALL_MODES, MODES, MPS_MODES, PlanError, client_limit, executable, parse_list, \
+    parse_mem_limits, passthrough_options, plan_jobs, plan_ramp, preflight
 from .app_settings import APP_MODES, APP_ONLY_FLAGS, app_settings, check_app_modes, plan_app_jobs
+from .locate import default_program
 from .merge import GAIN_THRESHOLD
 from .runner import EXIT_INPUT, Runner, say
 from .safe_files import UnsafePath
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
 DESCRIPTION = """\
 Runs the whole GPU-sharing comparison: one mpsbench MPI job per mode (timeslice,
-mps, mps-qos: one job per ranks-per-GPU value, streams), with a private MPS control
-daemon started before the MPS modes and removed after them, merges every job's
-results into one JSON file of the mpsbench schema (context.sweep says what ran)
-and prints a table: throughput per mode, MPS gain over timeslice, ratio to streams,
-then one verdict line per kernel and precision: where MPS pays off, the best
-ranks per GPU and the crossover size.
+mps, mps-qos: one job per ranks-per-GPU value, mps-mem: one job per memory
+limit, streams), with a private MPS control daemon started before the MPS modes
+and removed after them, merges every job's results into one JSON file of the
+mpsbench schema (context.sweep says what ran) and prints a table: throughput per
+mode, MPS gain over timeslice, ratio to streams, then one verdict line per kernel
+and precision: where MPS pays off, the best ranks per GPU and the crossover size.
+--client-ramp instead finds how many MPS clients share one GPU: mode mps at 1, 2,
+4, ... clients per GPU up to the client limit and one past it.
 Options after -- go to every mpsbench job (the sweep sets --mode, --ranks-per-gpu
 and --output itself)."""
 
 EPILOG = """\
-exit status: 0 all jobs ran and every result verified; 1 a result failed
-verification; 2 bad input, preflight failure, a daemon not started by the sweep
-(with --existing-daemon refuse) or a job rejected its input; 3 a job crashed,
+exit status: 0 all jobs ran and every result verified (--client-ramp: the step
+past the limit may fail, that is its finding); 1 a result failed verification;
+2 bad input, preflight failure, a daemon not started by the sweep (with
+--existing-daemon refuse), another user's MPS processes (with --other-mps-users
+refuse) or a job rejected its input; 3 a job crashed,
 timed out or its ranks had the wrong MPS state, or the MPS daemon failed;
 130/143 (129) interrupted by SIGINT/SIGTERM (SIGHUP). Every exit cleans up first.
 
-example (one GPU node):
-  harness/mpsbench-sweep --ranks-per-gpu 1,2,4,8 -- --kernel matmul --precision fp32"""
+examples (one GPU node):
+  harness/mpsbench-sweep --ranks-per-gpu 1,2,4,8 -- --kernel matmul --precision fp32
+  harness/mpsbench-sweep --modes mps,mps-mem --mem-limits 2G,8G -- --kernel matmul --size 4096
+  harness/mpsbench-sweep --client-ramp"""
 
 
 def _default_output():
@@ -48,8 +52,7 @@ def _default_output():
 
 
 def _default_mpsbench():
-    built = os.path.join(REPO, "build", "mpsbench")
-    return built if os.path.isfile(built) else (shutil.which("mpsbench") or built)
+    return default_program("mpsbench")
 
 
 def build_parser():
@@ -58,13 +61,21 @@ def build_parser():
                                 usage="%(prog)s [options] [-- MPSBENCH-OPTIONS...]")
     a = p.add_argument
     a("--modes", default=None, metavar="LIST",
-      help=f"sharing modes to compare, run in this order (default: {','.join(MODES)}; with --app: "
-           f"{','.join(APP_MODES)})")
+      help=f"sharing modes to compare, run in this order; also mps-mem (with --mem-limits) (default: "
+           f"{','.join(MODES)}, plus mps-mem with --mem-limits; with --app: {','.join(APP_MODES)})")
     a("--ranks-per-gpu", default="1,2,4,8", metavar="LIST",
       help="active ranks (streams: instances; --app: copies) per GPU (default: %(default)s)")
     a("--qos-percentages", default=None, metavar="LIST",
       help="mps-qos: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE values, one job per (ranks per GPU, value) "
            "(default: 100/k rounded down for k ranks per GPU)")
+    a("--mem-limits", default=None, metavar="LIST",
+      help="mode mps-mem: CUDA_MPS_PINNED_DEVICE_MEM_LIMIT values per GPU (K, M, G suffixes: 2G,8G), one job per "
+           "value, each rank gets DEVICE=VALUE for every GPU of its node (default: none; given without --modes, it "
+           "adds mps-mem to the default modes)")
+    a("--client-ramp", action="store_true",
+      help="how many clients share one GPU: mode mps, one job per k = 1, 2, 4, ... up to the MPS client limit "
+           "and one past it, with --preset client-ramp before the options after --; a table of throughput, "
+           "context memory per rank and MPS server memory per k (console and sweep.json) (default: off)")
     a("--gpus-per-node", type=int, default=None, metavar="G",
       help="GPUs each node uses (default: the count in CUDA_VISIBLE_DEVICES, else `nvidia-smi -L`, "
            "else 1, said so; 1 with --device cpu)")
@@ -78,15 +89,19 @@ def build_parser():
       help="with --nodes > 1: how one MPS guardian per node starts (default: auto = srun --ntasks-per-node=1 "
            "--overlap --input=all, or mpirun --map-by ppr:1:node --stdin all); a TEMPLATE gets {nodes}")
     a("--mpsbench", default=None, metavar="PATH",
-      help="mpsbench executable (default: build/mpsbench of this repository, else mpsbench on PATH)")
+      help="mpsbench executable (default: the one beside an installed mpsbench-sweep, else build/mpsbench of "
+           "this repository, else mpsbench on PATH)")
     a("--mps-control", default="nvidia-cuda-mps-control", metavar="PATH",
       help="MPS control program (default: %(default)s on PATH)")
     a("--existing-daemon", choices=("refuse", "use"), default="refuse",
       help="an MPS daemon this sweep did not start is running: refuse to run (exit 2), or use it for the "
            "MPS modes (recorded; it is never stopped or killed) (default: %(default)s)")
+    a("--other-mps-users", choices=("refuse", "go-on"), default="refuse",
+      help="an MPS server or daemon of another user runs here, or serves another user's clients: refuse to run "
+           "(exit 2), or go on and record it (default: %(default)s)")
     a("--mps-client-limit", type=int, default=None, metavar="N",
       help="MPS clients an MPS server accepts per GPU (default: 48; 16 when nvidia-smi reports a GPU older "
-           "than Volta)")
+           "than Volta; --client-ramp: what the daemon answers to get_default_client_limit, if it does)")
     a("--mps-ready-timeout", type=float, default=15.0, metavar="S",
       help="seconds for a new daemon to answer get_server_list (default: %(default)g)")
     a("--mps-quit-timeout", type=float, default=10.0, metavar="S",
@@ -94,8 +109,9 @@ def build_parser():
     a("--mps-quit-grace", type=float, default=10.0, metavar="S",
       help="seconds for the daemon and its server to exit after quit before SIGTERM, then SIGKILL "
            "(default: %(default)g)")
-    a("--timeout", type=float, default=3600.0, metavar="S",
-      help="longest a job may run before it is killed and the sweep stops with exit 3 (default: %(default)g)")
+    a("--timeout", type=float, default=None, metavar="S",
+      help="longest a job may run before it is killed and the sweep stops with exit 3 (default: 3600; 600 with "
+           "--client-ramp, whose step past the limit is then recorded as failed)")
     a("--output", default=None, metavar="PATH",
       help="merged results (default: mpsbench-sweep-DATE-TIME.json, never overwriting an earlier file); an "
            "existing regular file is replaced, anything else there (a link, a directory, a FIFO, a device) is "
@@ -136,7 +152,8 @@ def build_parser():
            "nvidia-smi finds one (default: %(default)s)")
     a("--probe", default=None, metavar="PATH",
       help="--app: mpsbench-probe, run before each configuration in the copies' environment to verify the MPS "
-           "state per GPU (default: build/mpsbench-probe of this repository, else on PATH)")
+           "state per GPU (default: the one beside an installed mpsbench-sweep, else build/mpsbench-probe of "
+           "this repository, else on PATH)")
     return p
 
 
@@ -170,6 +187,29 @@ def _used_indices(passthrough):
     return None
 
 
+def _device_ordinals(passthrough, gpus_per_node):
+    """How many CUDA device ordinals a rank of this node enumerates: the count in CUDA_VISIBLE_DEVICES, else
+    nvidia-smi -L, else --gpus-per-node; at least past the largest index of mpsbench's --gpus."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    count = len([v for v in visible.split(",") if v.strip()]) if visible else None
+    count = count or nvsmi.gpu_count() or gpus_per_node
+    if passthrough.get("gpus"):
+        count = max(count, max(parse_list("--gpus", passthrough["gpus"], low=0, high=1023)) + 1)
+    return count
+
+
+def _ramp_options(args, parser, modes_given):
+    """--client-ramp takes the place of --modes, --ranks-per-gpu and the other plans."""
+    if args.app is not None:
+        raise PlanError("--client-ramp: measures mpsbench's own clients; not with --app")
+    if modes_given and parse_list("--modes", args.modes, choices=ALL_MODES) != ["mps"]:
+        raise PlanError("--client-ramp: runs mode mps only (leave out --modes or pass --modes mps)")
+    for name in ("ranks_per_gpu", "qos_percentages", "mem_limits"):
+        if getattr(args, name) != parser.get_default(name):
+            raise PlanError(f"--{name.replace('_', '-')}: not with --client-ramp, which chooses the clients per GPU "
+                            "itself (1, 2, 4, ... up to the MPS client limit and one past it)")
+
+
 def _app_only_flags_used(args, parser):
     return [f"--{name.replace('_', '-')}" for name in APP_ONLY_FLAGS + ("min_time", "repetitions")
             if getattr(args, name) != parser.get_default(name)]
@@ -187,11 +227,30 @@ def settings_from(argv):
     elif passthrough_args:
         raise PlanError("options after -- go to mpsbench; with --app no mpsbench runs")
     farming = args.app is not None
-    modes = parse_list("--modes", args.modes or ",".join(APP_MODES if farming else MODES), choices=MODES)
+    if args.client_ramp:
+        _ramp_options(args, parser, args.modes is not None)
+        # The preset's small problem first: options after -- override it (mpsbench: later flags win).
+        passthrough_args = ["--preset", "client-ramp"] + passthrough_args
+    if args.other_mps_users == "go-on" and not farming:
+        # mpsbench looks for other users' MPS processes on every host of its job too (refusing by default).
+        passthrough_args = ["--other-mps-users", "go-on"] + passthrough_args
+    mem_limits = parse_mem_limits(args.mem_limits) if args.mem_limits is not None else None
+    default_modes = APP_MODES if farming else MODES + (("mps-mem",) if mem_limits else ())
+    modes = parse_list("--modes", args.modes or ",".join(default_modes), choices=ALL_MODES)
+    if args.client_ramp:
+        modes = ["mps"]
+    modes = [m for m in ALL_MODES if m in modes] if mem_limits and args.modes is None else modes
     ranks = parse_list("--ranks-per-gpu", args.ranks_per_gpu, low=1, high=4096)
     qos = parse_list("--qos-percentages", args.qos_percentages, low=1, high=100) if args.qos_percentages else None
     if qos and "mps-qos" not in modes:
         raise PlanError("--qos-percentages: mode mps-qos is not in --modes")
+    if mem_limits and "mps-mem" not in modes:
+        raise PlanError("--mem-limits: mode mps-mem is not in --modes")
+    if "mps-mem" in modes and not mem_limits:
+        raise PlanError("--modes: mps-mem needs --mem-limits (the CUDA_MPS_PINNED_DEVICE_MEM_LIMIT values, e.g. 2G,8G)")
+    if farming and "mps-mem" in modes:
+        raise PlanError("--modes: mps-mem applies to mpsbench's own jobs, not to --app")
+    timeout = args.timeout if args.timeout is not None else 600.0 if args.client_ramp else 3600.0
     passthrough = passthrough_options(passthrough_args)
     nodes = args.nodes
     if nodes is None:
@@ -199,6 +258,9 @@ def settings_from(argv):
         nodes = int(env_nodes) if env_nodes and env_nodes.isdigit() and os.environ.get("SLURM_JOB_ID") else 1
     if nodes < 1 or (args.gpus_per_node is not None and args.gpus_per_node < 1):
         raise PlanError("--nodes and --gpus-per-node must be at least 1")
+    if args.mps_client_limit is not None and args.mps_client_limit < 1:
+        raise PlanError("--mps-client-limit: must be at least 1")
+    args.timeout = timeout
     for flag in ("timeout", "mps_ready_timeout", "mps_quit_timeout", "mps_quit_grace", "gain_threshold"):
         if not getattr(args, flag) > 0:
             raise PlanError(f"--{flag.replace('_', '-')}: must be positive")
@@ -216,8 +278,12 @@ def settings_from(argv):
         check_app_modes(modes, device)
         jobs = plan_app_jobs(modes, ranks, qos, lambda k: k * app.gpus_per_node * nodes)
         mpsbench = None
+    elif args.client_ramp:
+        jobs = plan_ramp(limit, nodes, gpus_per_node)
+        ranks = [j.ranks_per_gpu[0] for j in jobs if not j.past_limit]  # the step past the limit is on purpose
+        mpsbench = args.mpsbench or _default_mpsbench()
     else:
-        jobs = plan_jobs(modes, ranks, qos, nodes, gpus_per_node)
+        jobs = plan_jobs(modes, ranks, qos, nodes, gpus_per_node, mem_limits)
         mpsbench = args.mpsbench or _default_mpsbench()
     control = executable(args.mps_control)
     preflight(modes=modes, ranks=ranks, jobs=jobs, device=device, gpus=node_gpus,
@@ -239,12 +305,22 @@ def settings_from(argv):
             "mpsbench": os.path.abspath(executable(mpsbench)) if mpsbench else None,
             "mpsbench_options": passthrough_args, "mps_control": control, "mps_client_limit": limit,
             "node_gpus": node_gpus}
+    ordinals = None
+    if mem_limits:
+        ordinals = _device_ordinals(passthrough, gpus_per_node)
+        meta.update({"mem_limits": mem_limits, "mem_limit_device_ordinals": ordinals})
+    ramp = None
+    if args.client_ramp:
+        ramp = SimpleNamespace(limit=limit, reason=limit_reason, explicit=args.mps_client_limit is not None,
+                               nodes=nodes, gpus_per_node=gpus_per_node)
+        meta["ranks_per_gpu"] = [j.ranks_per_gpu[0] for j in jobs]
     if app is not None:
         meta.update({"app": app.identity, "min_time_s": app.min_time, "repetitions": app.repetitions,
                      "device": app.device, "probe": app.probe})
     return SimpleNamespace(
         modes=modes, jobs=jobs, nodes=nodes, launcher=launcher, mpsbench=meta["mpsbench"], app=app,
         passthrough=passthrough_args, control=control, existing_daemon=args.existing_daemon,
+        other_mps_users=args.other_mps_users, mem_device_ordinals=ordinals, ramp=ramp,
         check_existing=device != "cpu", output=output, workdir=workdir, keep_parts=args.keep_parts,
         timeout=args.timeout, ready_timeout=args.mps_ready_timeout, quit_timeout=args.mps_quit_timeout,
         grace=args.mps_quit_grace, gain_threshold=args.gain_threshold, meta=meta)

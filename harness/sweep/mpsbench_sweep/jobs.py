@@ -17,6 +17,7 @@ reaches only the sweep, which then ends the whole session itself: SIGTERM to
 its process group (mpirun passes it to the ranks), SIGKILL after 10 s, then any
 process left in the session.
 """
+import collections
 import os
 import re
 import signal
@@ -49,12 +50,14 @@ def say(message):
 
 
 class Tee:
-    """Copies a job's stdout and stderr to ours and to its log; keeps its `mpsbench: error/fatal` lines."""
+    """Copies a job's stdout and stderr to ours and to its log; keeps its `mpsbench: error/fatal` lines and the
+    last lines of its stderr (`tail`: what a job that died without such a line said last)."""
 
     def __init__(self, proc, log):
         self.log = log
         self.lock = threading.Lock()
         self.errors = []
+        self.tail = collections.deque(maxlen=5)
         self.threads = [threading.Thread(target=self._pump, args=(stream, out), daemon=True)
                         for stream, out in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr))]
         for t in self.threads:
@@ -69,6 +72,8 @@ class Tee:
                 self.log.write(line)
                 if line.startswith(("mpsbench: error:", "mpsbench: fatal:")):
                     self.errors.append(line.strip())
+                if out is sys.stderr and line.strip():
+                    self.tail.append(line.strip()[:500])
 
     def close(self, timeout=5.0):
         for t in self.threads:

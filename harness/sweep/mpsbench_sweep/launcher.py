@@ -1,7 +1,7 @@
 """How an MPI job (and the per-node MPS guardians) is started: mpirun, srun or a template.
 
 The environment the ranks need (CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY,
-CUDA_MPS_ACTIVE_THREAD_PERCENTAGE) is set in the launcher's own environment;
+CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT) is set in the launcher's own environment;
 srun exports it to every task, Open MPI needs `-x VAR` for ranks on other
 nodes, so the built-in mpirun command adds one per variable that is set.
 A template (`--launcher 'mpiexec -n {np} --bind-to none'`) is split like a
@@ -15,7 +15,8 @@ import shutil
 import string
 import subprocess
 
-MPS_VARS = ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
+MPS_VARS = ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+            "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT")
 PLACEHOLDERS = {"np", "np_per_node", "nodes"}
 
 

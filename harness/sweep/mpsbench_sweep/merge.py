@@ -12,7 +12,9 @@ import statistics
 
 from . import safe_files
 
-MODE_ORDER = ("timeslice", "mps", "mps-qos", "streams")
+MODE_ORDER = ("timeslice", "mps", "mps-qos", "mps-mem", "streams")
+# The field of a result that names its mps-mem job's memory limit (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT per device).
+MEM_LIMIT_FIELD = "mps_pinned_device_mem_limit"
 GAIN_THRESHOLD = 1.1  # the MPS gain that "pays off" (mpsbench-analyze crossover's default too)
 
 
@@ -40,6 +42,17 @@ def merge(parts, sweep, all_jobs_done):
             "complete": complete, "context": context, "results": results}
 
 
+def relabel_mem(doc, limit):
+    """A copy of an mps-mem job's part whose results say so: mode "mps-mem" (mpsbench ran them as plain mps
+    clients) and the limit in MEM_LIMIT_FIELD, so they stay apart from the mps results of the same k."""
+    return dict(doc, results=[dict(r, mode="mps-mem", **{MEM_LIMIT_FIELD: limit}) for r in doc.get("results", [])])
+
+
+def _limit_bytes(limit):
+    from .plan import MEM_LIMIT, mem_limit_bytes  # plan imports nothing of ours
+    return mem_limit_bytes(limit) if isinstance(limit, str) and MEM_LIMIT.match(limit) else 0
+
+
 def write_atomic(path, doc):
     """The document as JSON at path (safe_files.write_atomic: never through a link, never over a non-file)."""
     safe_files.write_atomic(path, json.dumps(doc, indent=1) + "\n")
@@ -64,7 +77,8 @@ def _ratio(a, b):
 
 
 def _columns(results):
-    """Mode columns in the usual order; mps-qos gets one column per percentage when a row has several."""
+    """Mode columns in the usual order; mps-qos gets one column per percentage when a row has several, mps-mem
+    one per memory limit."""
     qos = {}
     for r in results:
         if r["mode"] == "mps-qos":
@@ -75,9 +89,21 @@ def _columns(results):
         if mode == "mps-qos" and split_qos:
             for p in sorted({p for ps in qos.values() for p in ps}, key=lambda p: (p is None, p)):
                 columns.append((mode, p, f"mps-qos {p}%"))
+        elif mode == "mps-mem":
+            for limit in sorted({r.get(MEM_LIMIT_FIELD) for r in results if r["mode"] == mode},
+                                key=lambda x: (_limit_bytes(x), str(x))):
+                columns.append((mode, limit, f"mps-mem {limit}"))
         elif any(r["mode"] == mode for r in results):
             columns.append((mode, None, mode))
     return columns, split_qos, qos
+
+
+def _column_key(r, split_qos):
+    if r["mode"] == "mps-qos" and split_qos:
+        return r["mode"], r["mps_active_thread_percentage"]
+    if r["mode"] == "mps-mem":
+        return r["mode"], r.get(MEM_LIMIT_FIELD)
+    return r["mode"], None
 
 
 def table(doc, threshold=None):
@@ -91,8 +117,7 @@ def table(doc, threshold=None):
     rows = {}
     for r in results:
         key = (r["kernel"], r["precision"], r["size"], r["ranks_per_gpu"])
-        col = (r["mode"], r["mps_active_thread_percentage"] if split_qos and r["mode"] == "mps-qos" else None)
-        rows.setdefault(key, {})[col] = r
+        rows.setdefault(key, {})[_column_key(r, split_qos)] = r
     order = {}
     for r in results:
         order.setdefault((r["kernel"], r["precision"]), len(order))
@@ -114,7 +139,8 @@ def table(doc, threshold=None):
         for mode, p, _ in columns:
             r = cells.get((mode, p))
             line.append("-" if not r else "FAILED" if r.get("status", "ok") != "ok" else si(value(mode, p), r["primary_unit"]))
-        failed = sorted({c[0] if c[1] is None else f"{c[0]} {c[1]}%" for c, r in cells.items() if not r["verified"]})
+        names = {(mode, p): name for mode, p, name in columns}
+        failed = sorted({names.get(c, c[0]) for c, r in cells.items() if not r["verified"]})
         line += [_ratio(value(a), value(b)) for _, a, b in ratios] + ["yes" if not failed else "NO: " + ",".join(failed)]
         lines.append(line)
     widths = [max(len(l[i]) for l in lines) for i in range(len(header))]

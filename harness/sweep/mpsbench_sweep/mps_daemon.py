@@ -37,7 +37,9 @@ class DaemonError(Exception):
 
 def control_env(pipe_dir, log_dir=None):
     env = dict(os.environ)
+    # Client settings: in the daemon's environment they would become its defaults for every client.
     env.pop("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", None)
+    env.pop("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", None)
     env["CUDA_MPS_PIPE_DIRECTORY"] = pipe_dir
     if log_dir:
         env["CUDA_MPS_LOG_DIRECTORY"] = log_dir
@@ -72,15 +74,18 @@ def mps_kind(argv):
     return None
 
 
-def find_foreign(own_prefix=None):
+def find_foreign(own_prefix=None, other_users=True):
     """MPS daemons and servers running here whose pipe directory is not under own_prefix
-    (the sweep's unique base name: pid and random hex).
+    (the sweep's unique base name: pid and random hex); other_users=False: only those of our effective UID
+    (--other-mps-users go-on: another user's are accounted for by that check).
 
     pipe_dir is None when the process's environment cannot be read (another
     user, without root)."""
     found = []
     for pid in procs.all_pids():
         if pid == os.getpid():
+            continue
+        if not other_users and procs.owner(pid) not in (None, os.geteuid()):
             continue
         kind = mps_kind(procs.cmdline(pid))
         s = procs.stat(pid)

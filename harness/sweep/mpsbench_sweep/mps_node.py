@@ -53,7 +53,8 @@ def serve(args):
     try:
         # A daemon under the sweep's own base name is a sibling guardian's (only where several
         # "nodes" share one host, as in the tests).
-        foreign = find_foreign(own_prefix=args.sweep_base or args.base_dir) if args.refuse_existing else []
+        foreign = (find_foreign(own_prefix=args.sweep_base or args.base_dir, other_users=not args.allow_other_users)
+                   if args.refuse_existing else [])
         if foreign:
             _emit("failed", error=f"an MPS daemon not started by this sweep is running: {describe_foreign(foreign)}; "
                                   "it is left alone", foreign=foreign)
@@ -99,6 +100,8 @@ def main(argv=None):
                         help="base directory name the sweep chose (default: --base-dir); daemons under it are ours")
     parser.add_argument("--refuse-existing", action="store_true",
                         help="fail (without touching it) when another MPS daemon runs on this node")
+    parser.add_argument("--allow-other-users", action="store_true",
+                        help="with --refuse-existing: ignore other users' MPS processes (--other-mps-users go-on)")
     args = parser.parse_args(argv)
     return serve(args) if args.action == "serve" else cleanup(args)
 

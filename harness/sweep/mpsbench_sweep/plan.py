@@ -2,7 +2,10 @@
 
 One job per mode, except mps-qos: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is a
 per-process setting, so each (ranks per GPU, percentage) needs its own job with
-exactly that many ranks per GPU. Everything that can be known before a launch is
+exactly that many ranks per GPU; mps-mem runs one job per memory limit
+(CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, the same for every k, so one job covers all
+of them); the client ramp (--client-ramp) runs mps once per k up to the MPS
+client limit and once past it. Everything that can be known before a launch is
 checked here, so a sweep that cannot work fails in seconds with exit status 2,
 not after an hour of timeslice measurements. Memory that does not fit is the
 exception: only mpsbench knows its buffer sizes and measures the context memory
@@ -10,12 +13,16 @@ of each rank, and it rejects such a plan before any work (exit 2, one
 `mpsbench: error:` line), which stops the sweep.
 """
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from typing import List, Optional
 
-MODES = ("timeslice", "mps", "mps-qos", "streams")
-MPS_MODES = ("mps", "mps-qos")
+MODES = ("timeslice", "mps", "mps-qos", "streams")  # the default modes, in their order
+ALL_MODES = ("timeslice", "mps", "mps-qos", "mps-mem", "streams")  # what --modes accepts, in run order
+MPS_MODES = ("mps", "mps-qos", "mps-mem")
+MEM_LIMIT = re.compile(r"^([1-9][0-9]{0,15})([KMG])(B?)$", re.IGNORECASE)
+MEM_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30}
 OWNED = {"--mode": "--modes", "--ranks-per-gpu": "--ranks-per-gpu before --", "--output": "--output before --"}
 MAX_STREAM_INSTANCES = 64  # mpsbench's kMaxStreamInstances
 
@@ -32,13 +39,23 @@ class Job:
     np: int
     thread_percentage: Optional[int]
     part_name: str
+    mem_limit: Optional[str] = None  # mps-mem: the CUDA_MPS_PINNED_DEVICE_MEM_LIMIT value per device ("2G")
+    ramp: bool = False               # a step of the client ramp (--client-ramp): mode mps at one k
+    past_limit: bool = False         # the ramp's step past the MPS client limit: its failure is the finding
 
     def mpsbench_args(self, part_path):
-        return ["--mode", self.mode, "--ranks-per-gpu", ",".join(map(str, self.ranks_per_gpu)), "--output", part_path]
+        # mpsbench has no mode mps-mem: its ranks are plain MPS clients with one more variable set.
+        mode = "mps" if self.mode == "mps-mem" else self.mode
+        return ["--mode", mode, "--ranks-per-gpu", ",".join(map(str, self.ranks_per_gpu)), "--output", part_path]
 
     def label(self):
-        extra = f" k={self.ranks_per_gpu[0]} {self.thread_percentage}%" if self.mode == "mps-qos" else ""
-        return f"{self.mode}{extra}"
+        if self.mode == "mps-qos":
+            return f"{self.mode} k={self.ranks_per_gpu[0]} {self.thread_percentage}%"
+        if self.mode == "mps-mem":
+            return f"{self.mode} {self.mem_limit}"
+        if self.ramp:
+            return f"{self.mode} k={self.ranks_per_gpu[0]}" + (" (past the limit)" if self.past_limit else "")
+        return self.mode
 
 
 def parse_list(flag, text, choices=None, low=None, high=None):
@@ -62,6 +79,33 @@ def parse_list(flag, text, choices=None, low=None, high=None):
     return out if choices is not None else sorted(out)
 
 
+def parse_mem_limits(text):
+    """--mem-limits: values such as 2G, 512M, 512MB (K, M, G; an optional B), ascending by size, duplicates
+    (by size) dropped. The text is passed on as written (upper case), since CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
+    reads the suffixes itself; sizes are counted in binary multiples (1G = 2^30 bytes) only to sort them."""
+    items = [t.strip() for t in text.split(",")]
+    if not text or any(not t for t in items):
+        raise PlanError(f"--mem-limits: empty item in '{text}'")
+    out = {}
+    for item in items:
+        m = MEM_LIMIT.match(item)
+        if m is None:
+            raise PlanError(f"--mem-limits: '{item}' is not a memory size with a K, M or G suffix (e.g. 2G, 512M)")
+        out.setdefault(int(m.group(1)) * MEM_UNITS[m.group(2).upper()], item.upper())
+    return [out[size] for size in sorted(out)]
+
+
+def mem_limit_bytes(limit):
+    m = MEM_LIMIT.match(limit)
+    return int(m.group(1)) * MEM_UNITS[m.group(2).upper()]
+
+
+def mem_limit_env(limit, ordinals):
+    """CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for every device ordinal of the node: "0=2G,1=2G" (NVIDIA's MPS docs:
+    comma-separated DEVICE=LIMIT pairs, device ordinals as the client enumerates them)."""
+    return ",".join(f"{i}={limit}" for i in range(ordinals))
+
+
 def passthrough_options(args):
     """Checks the mpsbench options after `--`; returns the few the sweep must know (device, gpus)."""
     seen = {}
@@ -81,11 +125,15 @@ def passthrough_options(args):
     return seen
 
 
-def plan_jobs(modes, ranks, qos_percentages, nodes, gpus_per_node):
-    """Jobs in mode order; part files are named part-MODE[-kK][-pP].json."""
+def plan_jobs(modes, ranks, qos_percentages, nodes, gpus_per_node, mem_limits=None):
+    """Jobs in mode order; part files are named part-MODE[-kK][-pP].json, part-mps-mem-LIMIT.json."""
     jobs = []
     for mode in modes:
-        if mode == "mps-qos":
+        if mode == "mps-mem":
+            for limit in mem_limits or []:
+                jobs.append(Job(len(jobs), mode, list(ranks), nodes * gpus_per_node * max(ranks), None,
+                                f"part-mps-mem-{limit}.json", mem_limit=limit))
+        elif mode == "mps-qos":
             for k in ranks:
                 for p in (qos_percentages or [max(1, 100 // k)]):
                     jobs.append(Job(len(jobs), mode, [k], nodes * gpus_per_node * k, p, f"part-{mode}-k{k}-p{p}.json"))
@@ -93,6 +141,21 @@ def plan_jobs(modes, ranks, qos_percentages, nodes, gpus_per_node):
             per_gpu = 1 if mode == "streams" else max(ranks)
             jobs.append(Job(len(jobs), mode, list(ranks), nodes * gpus_per_node * per_gpu, None, f"part-{mode}.json"))
     return jobs
+
+
+def ramp_steps(limit):
+    """Clients per GPU of the client ramp: 1, 2, 4, ... below the limit, the limit, and one past it."""
+    steps, k = [], 1
+    while k < limit:
+        steps.append(k)
+        k *= 2
+    return steps + [limit, limit + 1]
+
+
+def plan_ramp(limit, nodes, gpus_per_node):
+    """The client ramp: mode mps, one job per k (part-mps-kK.json); the last one is past the limit."""
+    return [Job(i, "mps", [k], nodes * gpus_per_node * k, None, f"part-mps-k{k}.json", ramp=True,
+                past_limit=k > limit) for i, k in enumerate(ramp_steps(limit))]
 
 
 def client_limit(explicit, gpus):

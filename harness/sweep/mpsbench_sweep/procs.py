@@ -70,6 +70,14 @@ def environ(pid):
     return env
 
 
+def owner(pid):
+    """The effective UID of the process (the owner of /proc/PID), None when it is gone."""
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
 def cmdline(pid):
     data = _read(pid, "cmdline")
     return [a.decode(errors="replace") for a in data.split(b"\0") if a] if data is not None else []

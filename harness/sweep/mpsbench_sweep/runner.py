@@ -20,15 +20,15 @@ import tempfile
 import time
 from contextlib import contextmanager
 
-from . import merge, procs, safe_files
+from . import merge, node_checks, procs, ramp, safe_files
 from .jobs import EXIT_FAILED, EXIT_INPUT, EXIT_OK, EXIT_VERIFY, Interrupted, Stop, Tee, end_session, judge, say
 from .launcher import MPS_VARS
-from .mps_daemon import DEFAULT_PIPE_DIR, DaemonError, answers, describe_foreign, find_foreign
+from .mps_daemon import DEFAULT_PIPE_DIR, DaemonError, answers, control, describe_foreign, find_foreign
 from .app_context import app_context
 from .app_job import AppJob, farmer_command, part_document, run_dir_for
 from .mps_node import Guardian
 from .nvsmi import ServerMemoryPoller
-from .plan import MPS_MODES
+from .plan import MPS_MODES, mem_limit_bytes, mem_limit_env, plan_ramp
 from .safe_files import UnsafePath
 
 SWEEP_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -43,6 +43,12 @@ class Runner:
         self.records = [self._record(job) for job in settings.jobs]
         self.daemons = []
         self.existing = None
+        self.other_users = None
+        self.ramp = None
+        if settings.ramp is not None:
+            self.ramp = {"limit": settings.ramp.limit, "limit_source": settings.ramp.reason,
+                         "server_reported_limit": None, "steps": [], "finding": None}
+        self._tail = []
         self.signal = None
         self._raised = False
         self._defer = 0
@@ -56,10 +62,16 @@ class Runner:
         self.started = time.monotonic()
 
     def _record(self, job):
-        return {"mode": job.mode, "label": job.label(), "ranks_per_gpu": job.ranks_per_gpu,
-                "thread_percentage": job.thread_percentage, "np": job.np, "command": None, "status": "not_run",
-                "exit_code": None, "error": None, "part_file": os.path.join(self.s.workdir, job.part_name),
-                "daemon": None, "wall_s": None, "ranks": None}
+        record = {"mode": job.mode, "label": job.label(), "ranks_per_gpu": job.ranks_per_gpu,
+                  "thread_percentage": job.thread_percentage, "np": job.np, "command": None, "status": "not_run",
+                  "exit_code": None, "error": None, "part_file": os.path.join(self.s.workdir, job.part_name),
+                  "daemon": None, "wall_s": None, "ranks": None}
+        if job.mem_limit is not None:
+            record.update({"mem_limit": job.mem_limit, "mem_limit_bytes": mem_limit_bytes(job.mem_limit),
+                           "mem_limit_env": mem_limit_env(job.mem_limit, self.s.mem_device_ordinals)})
+        if job.ramp:
+            record.update({"client_ramp_step": True, "past_limit": job.past_limit, "expected_failure": False})
+        return record
 
     # --- signals -------------------------------------------------------------------------------
     def _on_signal(self, signum, frame):
@@ -91,9 +103,12 @@ class Runner:
         code = EXIT_OK
         try:
             try:
+                self._check_other_users()
                 self._check_existing()
                 for mode in dict.fromkeys(j.mode for j in self.s.jobs):
                     daemon = self._start_daemon(mode) if mode in MPS_MODES else None
+                    if self.ramp is not None and daemon is not None:
+                        self._ramp_limit_from_server(daemon)
                     for job in (j for j in self.s.jobs if j.mode == mode):
                         (self._run_app_job if self.s.app else self._run_job)(job, daemon)
                     if self.guardian is not None:
@@ -124,11 +139,54 @@ class Runner:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 
+    def _check_other_users(self):
+        """Another user's MPS server or daemon here (or a server with another user's clients): one line on what
+        that does to the timings, then refuse (default) or go on and record it. Before MPS modes only; on the
+        sweep's node only."""
+        if not self.s.check_existing or not any(m in MPS_MODES for m in self.s.modes):
+            return
+        reason = node_checks.container_hint()
+        if reason:
+            say(node_checks.container_line(reason))
+        pipes = [os.environ.get("CUDA_MPS_PIPE_DIRECTORY"), DEFAULT_PIPE_DIR] + [f["pipe_dir"] for f in find_foreign()]
+        found = node_checks.other_mps_users(self.s.control, pipes)
+        self.other_users = {"found": found, "policy": self.s.other_mps_users}
+        if not found:
+            return
+        what = node_checks.describe_others(found)
+        if self.s.other_mps_users == "refuse":
+            raise Stop(EXIT_INPUT, f"another user's MPS processes run here ({what}): {node_checks.OTHER_USERS_EFFECT}; "
+                                   "pass --other-mps-users go-on to measure anyway")
+        say(f"note: another user's MPS processes run here ({what}): timings may include the wait for their server "
+            "(--other-mps-users go-on; recorded as context.sweep.other_mps_users)")
+
+    def _ramp_limit_from_server(self, daemon):
+        """--client-ramp: the client limit as the daemon reports it, if it does; without --mps-client-limit the
+        steps follow it (no job has run yet: the ramp is the only mode)."""
+        if not self.s.control:
+            return
+        rc, out = control(self.s.control, ramp.GET_LIMIT_COMMAND, daemon["pipe_dir"], timeout=5.0)
+        reported = ramp.parse_limit(out) if rc == 0 else None
+        self.ramp["server_reported_limit"] = reported
+        if reported is None or reported == self.ramp["limit"]:
+            return
+        if self.s.ramp.explicit:
+            say(f"client ramp: the MPS daemon reports a client limit of {reported} per GPU; ramping to "
+                f"--mps-client-limit {self.ramp['limit']} as asked")
+            return
+        say(f"client ramp: the MPS daemon reports a client limit of {reported} per GPU (not {self.ramp['limit']}): "
+            f"ramping to {reported} and {reported + 1}")
+        self.s.jobs = plan_ramp(reported, self.s.ramp.nodes, self.s.ramp.gpus_per_node)
+        self.records = [self._record(job) for job in self.s.jobs]
+        self.ramp.update(limit=reported, limit_source=f"the daemon's answer to {ramp.GET_LIMIT_COMMAND}")
+        self.s.meta.update(mps_client_limit=reported, ranks_per_gpu=[j.ranks_per_gpu[0] for j in self.s.jobs])
+
     def _check_existing(self):
         """A daemon we did not start: refuse (default) or use it; never stop or kill it."""
         if not self.s.check_existing:
             return
-        found = find_foreign()
+        # Told to go on despite other users' MPS processes: they do not count as a daemon to refuse here.
+        found = find_foreign(other_users=self.s.other_mps_users != "go-on")
         answering = None
         if self.s.control:
             candidates = [os.environ.get("CUDA_MPS_PIPE_DIRECTORY"), DEFAULT_PIPE_DIR] + [f["pipe_dir"] for f in found]
@@ -170,6 +228,8 @@ class Runner:
                   "--control", self.s.control, "--log-copy-dir", os.path.join(self.s.workdir, f"mps-logs-{mode}"),
                   "--ready-timeout", str(self.s.ready_timeout), "--quit-timeout", str(self.s.quit_timeout),
                   "--grace", str(self.s.grace), "--sweep-base", base, "--refuse-existing"]
+        if self.s.other_mps_users == "go-on":
+            helper.append("--allow-other-users")
         command = self.s.launcher.node_command(helper, self.s.nodes)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (SWEEP_PACKAGE_DIR, env.get("PYTHONPATH")) if p)
@@ -244,6 +304,8 @@ class Runner:
                 env["CUDA_MPS_LOG_DIRECTORY"] = daemon["log_dir"]
             if job.thread_percentage is not None:
                 env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(job.thread_percentage)
+            if job.mem_limit is not None:
+                env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = mem_limit_env(job.mem_limit, self.s.mem_device_ordinals)
         return env
 
     def _run_job(self, job, daemon):
@@ -280,7 +342,21 @@ class Runner:
             raise
         with self._deferred():
             self._finish_job(record, tee, poller, daemon, started)
-        judge(job.label(), record, merge.load_part(part), timed_out, self.s.timeout)
+        try:
+            judge(job.label(), record, merge.load_part(part), timed_out, self.s.timeout)
+        except Stop:
+            if not job.past_limit:
+                raise
+            # The client ramp's step past the limit: its failure is what the ramp measures, not a sweep error.
+            record["expected_failure"] = True
+        finally:
+            if job.ramp:
+                self.ramp["steps"].append(ramp.step(job, record, merge.load_part(part), self._tail, self.s.timeout))
+                self.ramp["finding"] = ramp.finding(self.ramp)
+                self._merge()
+        if record.get("expected_failure"):
+            say(f"{job.label()}: {record['status']} one past the MPS client limit, recorded as the ramp's last step: "
+                f"{self.ramp['steps'][-1]['error']}")
         say(f"{job.label()}: {record['status']} in {record['wall_s']:.0f} s")
 
     def _run_app_job(self, job, daemon):
@@ -341,13 +417,15 @@ class Runner:
         record["wall_s"] = round(time.monotonic() - started, 3)
         record["exit_code"] = proc.returncode
         record["error"] = tee.close() if tee else None
+        self._tail = list(tee.tail) if tee else []
         if daemon is not None:
             record["daemon"] = {"started_by_sweep": daemon["started_by_sweep"], "pipe_dir": daemon["pipe_dir"],
                                 "mps_server_memory_bytes": poller.stop() if poller else None}
         doc = merge.load_part(record["part_file"])
         if doc is not None:
             record["ranks"] = [{k: r.get(k) for k in ("rank", "host", "gpu_index", "mps_enabled",
-                                                      "mps_active_thread_percentage", "context_memory_bytes")}
+                                                      "mps_active_thread_percentage", "context_memory_bytes",
+                                                      "mps_pinned_mem_limit_bytes")}
                                for r in doc["context"].get("ranks", [])]
         for d in self.private_dirs:
             shutil.rmtree(d, ignore_errors=True)
@@ -378,13 +456,26 @@ class Runner:
         sweep = dict(self.s.meta)
         sweep.update({"existing_daemon": self.existing, "daemons": self.daemons, "jobs": self.records,
                       "exit_code": exit_code})
+        if self.other_users is not None:
+            sweep["other_mps_users"] = self.other_users
+        if self.ramp is not None:
+            sweep["client_ramp"] = self.ramp
         return sweep
 
     def _merge(self, exit_code=None):
-        parts = [d for d in (merge.load_part(r["part_file"]) for r in self.records if r["status"] != "not_run")
-                 if d is not None]
+        parts = []
+        for r in self.records:
+            doc = merge.load_part(r["part_file"]) if r["status"] != "not_run" else None
+            if doc is None:
+                continue
+            if r["mode"] == "mps-mem":
+                doc = merge.relabel_mem(doc, r["mem_limit"])
+            if r.get("expected_failure"):
+                doc = dict(doc, complete=True)  # the ramp's step past the limit ended as it was meant to
+            parts.append(doc)
         # A failed application configuration is finished too: its record says why (exit status 1).
-        done = all(r["status"] in ("ok", "verification_failed", "run_failed") for r in self.records)
+        done = all(r["status"] in ("ok", "verification_failed", "run_failed") or r.get("expected_failure")
+                   for r in self.records)
         sweep = self._sweep_object(exit_code)
         doc = merge.merge(parts, sweep, done)
         try:
@@ -434,3 +525,6 @@ class Runner:
             memory = merge.memory_summary(doc["context"]["sweep"])
             print(("\n" + memory + "\n" if memory else "") + "\n" + merge.table(doc, self.s.gain_threshold),
                   flush=True)
+        if self.ramp is not None:
+            print("\n" + ramp.table(self.ramp) + f"\n(also in {os.path.join(self.s.workdir, 'sweep.json')}, "
+                  "client_ramp)", flush=True)
