@@ -17,9 +17,10 @@ import figure_docs
 from mpsbench_analysis import load_results
 from mpsbench_analysis.plots import mode_color
 from mpsbench_analysis.report import build_report
+from mpsbench_analysis.validate import schema
 from mpsbench_analysis.styles import MODE_STYLES, OKABE_ITO, mode_style
 
-SCHEMA_MODES = ["timeslice", "mps", "mps-qos", "streams", "mixed", "cpu"]
+SCHEMA_MODES = schema()["definitions"]["result"]["properties"]["mode"]["enum"]
 MACHADO = {
     "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
                    [-0.003882, -0.048116, 1.051998]],
@@ -89,7 +90,7 @@ def test_a_mode_looks_the_same_whatever_else_is_drawn() -> None:
     # the old API took the labels of the figure; the colour no longer depends on them
     assert mode_color("mps-qos:25%", ["mps-qos:25%"]) == mode_color("mps-qos:25%", ["timeslice", "mps-qos:12%",
                                                                                      "mps-qos:25%"])
-    assert mode_style("something-new").color == OKABE_ITO["sky blue"]
+    assert mode_style("something-new").color == "#999999"
 
 
 def test_report_key_uses_the_figure_colours(tmp_path: Path) -> None:

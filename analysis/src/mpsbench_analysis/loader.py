@@ -12,6 +12,7 @@ where to look, not a traceback (reading and validating one file: validate.py).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -36,7 +37,7 @@ KEY = ["kernel", "precision", "size", "ranks_per_gpu", "mode_label", "params"]
 MIX_KERNEL = "mix"
 
 #: Display order of sharing modes; unknown ones sort after these.
-MODE_ORDER = ["timeslice", "mps", "mps-qos", "streams", "mixed", "cpu"]
+MODE_ORDER = ["timeslice", "mps", "mps-qos", "mps-mem", "streams", "green", "mixed", "cpu"]
 
 # Result fields that are flattened into named columns below; any other scalar
 # field of a result (the schema may gain some) is copied through as is.
@@ -84,12 +85,16 @@ def mode_label(result: dict[str, Any]) -> str:
 
     ``mps-qos`` runs at different active-thread percentages are different
     configurations, so the percentage (when the file has one) joins the
-    label; every other mode is its own label.
+    label; so does the memory limit of an ``mps-mem`` run (the sweep's
+    ``--mem-limits``: ``mps-mem:2G``); every other mode is its own label.
     """
     mode = str(result["mode"])
     pct = result.get("mps_active_thread_percentage")
     if mode == "mps-qos" and isinstance(pct, (int, float)) and not isinstance(pct, bool):
         return f"mps-qos:{pct:g}%"
+    limit = result.get("mps_pinned_device_mem_limit")
+    if mode == "mps-mem" and isinstance(limit, str) and limit:
+        return f"mps-mem:{limit}"
     return mode
 
 
@@ -262,10 +267,13 @@ def _check_duplicates(results: pd.DataFrame) -> None:
 
 
 def mode_sort_key(label: str) -> tuple[int, float, str]:
-    """Orders mode labels timeslice, mps, mps-qos (by percentage), streams, mixed, cpu, others."""
+    """Orders mode labels timeslice, mps, mps-qos (by percentage), mps-mem (by limit), streams, green, mixed,
+    cpu, others."""
     base, _, pct = label.partition(":")
+    units = {"K": 2.0**10, "M": 2.0**20, "G": 2.0**30}
+    size = re.fullmatch(r"([0-9]+)([KMG])B?", pct, re.IGNORECASE)
     try:
-        number = float(pct.rstrip("%")) if pct else -1.0
+        number = float(size.group(1)) * units[size.group(2).upper()] if size else float(pct.rstrip("%")) if pct else -1.0
     except ValueError:
         number = -1.0
     return (MODE_ORDER.index(base) if base in MODE_ORDER else len(MODE_ORDER), number, label)

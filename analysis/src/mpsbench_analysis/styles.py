@@ -47,12 +47,14 @@ MODE_STYLES: dict[str, ModeStyle] = {
     "timeslice": ModeStyle(OKABE_ITO["blue"], "o", "-", "", ""),
     "mps": ModeStyle(OKABE_ITO["vermillion"], "s", "--", "//", "6,3"),
     "mps-qos": ModeStyle(OKABE_ITO["bluish green"], "^", "-.", "..", "6,2,1.5,2"),
+    "mps-mem": ModeStyle(OKABE_ITO["yellow"], "v", (0, (6, 2, 1, 2, 1, 2)), "\\\\//", "6,2,1,2,1,2"),
     "streams": ModeStyle(OKABE_ITO["reddish purple"], "D", ":", "\\\\", "1.5,2"),
+    "green": ModeStyle(OKABE_ITO["sky blue"], "*", (0, (3, 1, 1, 1)), "++", "3,1,1,1"),
     "mixed": ModeStyle(OKABE_ITO["orange"], "X", (0, (6, 2, 1.5, 2, 1.5, 2)), "xx", "6,2,1.5,2,1.5,2"),
     "cpu": ModeStyle(OKABE_ITO["black"], "P", (0, (10, 3)), "--", "10,3"),
 }
-#: Labels outside the schema (none today): sky blue, with a marker and dashes of their own.
-_OTHER = ModeStyle(OKABE_ITO["sky blue"], "*", (0, (3, 1, 1, 1)), "++", "3,1,1,1")
+#: Labels outside the schema (none today): grey, with a marker and dashes of their own.
+_OTHER = ModeStyle("#999999", "h", (0, (2, 2)), "..", "2,2")
 _QOS_MARKERS = ["^", "v", "<", ">", "p", "h", "8"]
 
 
