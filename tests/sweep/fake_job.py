@@ -5,7 +5,7 @@ Used as --launcher 'python3 fake_job.py --np {np}': it gets the sweep's
 mpsbench command line, checks what a real job would see (the number of ranks,
 the MPS state each rank's environment gives it), and writes a schema-valid
 results file whose throughput depends on the mode in a known way
-(timeslice 1x, mps 1.5x, mps-qos 1.25x, streams 2x, times k), so the tests can
+(timeslice 1x, mps 1.5x, mps-qos 1.25x, streams 2x, green 1.125x, times k), so the tests can
 check the sweep's arithmetic.
 
 Faults (environment; the value is a comma list of modes, or 1 for every mode):
@@ -32,7 +32,8 @@ import subprocess
 import sys
 import time
 
-FACTOR = {"timeslice": 1.0, "mps": 1.5, "mps-qos": 1.25, "streams": 2.0}
+FACTOR = {"timeslice": 1.0, "mps": 1.5, "mps-qos": 1.25, "streams": 2.0, "green": 1.125}
+ONE_RANK = ("streams", "green")  # one rank per GPU runs the k instances
 MIB = 1024 * 1024
 
 
@@ -95,7 +96,7 @@ def main():
     if fault("FAKE_JOB_CRASH", mode):
         print(f"fake_job: rank 0 on {host}: simulated crash", file=sys.stderr, flush=True)
         sys.exit(134)
-    expected_np = gpus * (1 if mode == "streams" else max(ks))
+    expected_np = gpus * (1 if mode in ONE_RANK else max(ks))
     if args.np != expected_np:
         fail(f"{max(ks)} active ranks per host requested, but only {args.np // gpus} exist (np {args.np})")
     pct = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
@@ -146,7 +147,7 @@ def main():
         for size in (int(s) for s in args.size.split("=")[-1].split(",")):
             for k in ks:
                 value = 1e12 * FACTOR[mode] * k
-                instances = k if mode == "streams" else 1
+                instances = k if mode in ONE_RANK else 1
                 check = {"ok": verified, "max_rel_error": 1e-7 if verified else 0.5, "tolerance": 1e-5,
                          "checked_values": 1024, "detail": "" if verified else "planted failure"}
                 doc["results"].append({
@@ -162,7 +163,7 @@ def main():
                                   "item_per_s": summary(0.0)},
                     "aggregate_cv": 0.0, "speedup_vs_one_rank_per_gpu": None if k == 1 else float(k),
                     "jain_fairness": 1.0, "verified": verified, "max_rel_error": check["max_rel_error"],
-                    "ranks": [{"rank": 0 if mode == "streams" else r, "instance": r if mode == "streams" else 0,
+                    "ranks": [{"rank": 0 if mode in ONE_RANK else r, "instance": r if mode in ONE_RANK else 0,
                                "host": host, "local_rank": 0, "gpu_index": 0, "gpu_uuid": "GPU-fake-0",
                                "mps_enabled": client, "sm_count": 132, "iteration_time_s": summary(0.03),
                                "gpu_iteration_time_s": summary(0.03), "throughput_per_s": value / k,

@@ -55,27 +55,6 @@ def pid_alive(pid):
         return False
 
 
-def with_mps_mem(schema):
-    """The schema with mode "mps-mem" in every enum of modes that lacks it (context.sweep.modes,
-    context.sweep.jobs[].mode, results[].mode): the one change the sweep's mode mps-mem needs in
-    schema/mpsbench-results.schema.json (results of mps-mem jobs also carry mps_pinned_device_mem_limit, which
-    the schema's result object already admits as an unlisted property). A schema that has it is left as is."""
-    schema = json.loads(json.dumps(schema))
-
-    def walk(node):
-        if isinstance(node, dict):
-            enum = node.get("enum")
-            if isinstance(enum, list) and "mps-qos" in enum and "mps-mem" not in enum:
-                enum.insert(enum.index("mps-qos") + 1, "mps-mem")
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-    walk(schema)
-    return schema
-
-
 class SweepTestCase(unittest.TestCase):
     maxDiff = None
 
@@ -122,14 +101,13 @@ class SweepTestCase(unittest.TestCase):
                 self.fail(f"{path} did not appear within {timeout} s")
             time.sleep(0.05)
 
-    def merged(self, mps_mem=False):
-        """The merged file, validated against the results schema. mps_mem: against the schema plus what mode
-        mps-mem needs there until schema/ has it (with_mps_mem)."""
+    def merged(self):
+        """The merged file, validated against the results schema."""
         with open(self.output) as f:
             doc = json.load(f)
         with open(SCHEMA) as f:
             schema = json.load(f)
-        self.assertEqual(schema_check.validate(doc, with_mps_mem(schema) if mps_mem else schema), [])
+        self.assertEqual(schema_check.validate(doc, schema), [])
         return doc
 
     def assert_clean(self):

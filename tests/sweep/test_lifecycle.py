@@ -63,6 +63,20 @@ class NormalEnd(SweepTestCase):
         self.assertTrue(os.path.isfile(os.path.join(self.workdir, "part-mps-qos-k2-p30.json")))
         self.assert_clean()
 
+    def test_green_after_the_daemon_is_gone_against_mps_qos(self):
+        r = self.sweep(self.fake_args(modes="mps-qos,green", ranks="2,4"), FAKE_JOB_ENV_LOG=os.path.join(self.tmp, "env.log"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp, "env.log")) as f:
+            seen = [json.loads(l) for l in f]
+        # green is one rank per GPU and no MPS client (fake_job refuses a client in a non-MPS mode).
+        self.assertEqual([(e["mode"], e["np"]) for e in seen], [("mps-qos", 2), ("mps-qos", 4), ("green", 1)])
+        doc = self.merged()
+        self.assertEqual(sorted((x["mode"], x["ranks_per_gpu"]) for x in doc["results"]),
+                         [("green", 2), ("green", 4), ("mps-qos", 2), ("mps-qos", 4)])
+        row = next(l for l in r.stdout.splitlines() if l.split()[2:4] == ["-", "4"] or l.split()[3:4] == ["4"])
+        self.assertIn("0.90x", row.split())  # green 1.125 k against mps-qos 1.25 k
+        self.assert_clean()
+
     def test_verification_failure_goes_on_and_exits_1(self):
         r = self.sweep(self.fake_args(modes="timeslice,streams"), FAKE_JOB_VERIFY_FAIL="timeslice")
         self.assertEqual(r.returncode, 1, r.stderr)

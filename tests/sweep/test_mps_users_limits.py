@@ -162,7 +162,7 @@ class MemoryLimits(SweepTestCase):
         self.assertEqual(seen, [("timeslice", None, "timeslice"), ("mps", None, "mps"),
                                 ("mps", "0=512MB,1=512MB", "mps"), ("mps", "0=2G,1=2G", "mps"),
                                 ("mps", "0=8G,1=8G", "mps")])
-        doc = self.merged(mps_mem=True)
+        doc = self.merged()
         sweep = doc["context"]["sweep"]
         self.assertEqual(sweep["modes"], ["timeslice", "mps", "mps-mem"])
         self.assertEqual(sweep["mem_limits"], ["512MB", "2G", "8G"])
@@ -190,7 +190,7 @@ class MemoryLimits(SweepTestCase):
         self.assertEqual([(e["argv"][e["argv"].index("--mode") + 1], e["env"].get("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"))
                           for e in self.env_log()],
                          [("timeslice", None), ("mps", None), ("mps-qos", None), ("mps", "0=1G"), ("streams", None)])
-        self.assertEqual(self.merged(mps_mem=True)["context"]["sweep"]["modes"],
+        self.assertEqual(self.merged()["context"]["sweep"]["modes"],
                          ["timeslice", "mps", "mps-qos", "mps-mem", "streams"])
         self.assert_clean()
 

@@ -26,6 +26,16 @@ class Plan(unittest.TestCase):
         self.assertEqual(jobs[0].mpsbench_args("p.json"),
                          ["--mode", "timeslice", "--ranks-per-gpu", "1,2,4,8", "--output", "p.json"])
 
+    def test_green_runs_one_rank_per_gpu_like_streams(self):
+        jobs = plan.plan_jobs(["mps-qos", "green"], [2, 4], None, 1, 2)
+        self.assertEqual([(j.mode, j.np, j.ranks_per_gpu, j.thread_percentage) for j in jobs],
+                         [("mps-qos", 4, [2], 50), ("mps-qos", 8, [4], 25), ("green", 2, [2, 4], None)])
+        self.assertEqual(jobs[-1].mpsbench_args("p.json")[:2], ["--mode", "green"])
+        common = dict(ranks=[65], jobs=[], device=None, gpus=None, used_gpu_indices=None, limit=48, limit_reason="",
+                      mpsbench=None, control="true", nodes=1, launcher_kind="mpirun")
+        with self.assertRaisesRegex(plan.PlanError, "mode green runs at most 64 instances per GPU"):
+            plan.preflight(modes=["green"], **common)
+
     def test_explicit_percentages(self):
         jobs = plan.plan_jobs(["mps-qos"], [2], [30, 60], 1, 1)
         self.assertEqual([(j.np, j.thread_percentage) for j in jobs], [(2, 30), (2, 60)])
@@ -142,6 +152,18 @@ class MergeAndTable(unittest.TestCase):
         self.assertEqual(row2[-1], "mps")  # "NO: mps"
         row4 = lines[2].split()
         self.assertEqual(row4.count("-"), 7)  # four modes missing, ratios missing: only streams is there
+
+    def test_green_against_mps_qos_at_the_same_share(self):
+        doc = {"results": [self.result("mps-qos", 2, 1.6e9, 50), self.result("green", 2, 2.0e9),
+                           self.result("mps-qos", 4, 2.0e9, 25), self.result("green", 4, 1.0e9)]}
+        lines = merge.table(doc).splitlines()
+        self.assertEqual(lines[0].split()[4:], ["mps-qos", "green", "green/qos", "verified"])
+        self.assertEqual(lines[1].split()[-2], "1.25x")
+        self.assertEqual(lines[2].split()[-2], "0.50x")
+        self.assertTrue(any(l.startswith("green/qos = green / mps-qos at the same k") for l in lines))
+        # Several percentages at one k: no single share to compare with, so no ratio.
+        doc["results"].append(self.result("mps-qos", 2, 1.0e9, 100))
+        self.assertNotIn("green/qos", merge.table(doc).splitlines()[0])
 
     def test_merge_and_atomic_write(self):
         part = {"schema": "mpsbench-results", "schema_version": 2, "complete": True, "context": {"a": 1},

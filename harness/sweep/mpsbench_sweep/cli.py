@@ -61,7 +61,8 @@ def build_parser():
                                 usage="%(prog)s [options] [-- MPSBENCH-OPTIONS...]")
     a = p.add_argument
     a("--modes", default=None, metavar="LIST",
-      help=f"sharing modes to compare, run in this order; also mps-mem (with --mem-limits) (default: "
+      help=f"sharing modes to compare, run in this order; also mps-mem (with --mem-limits) and green (SM "
+           f"partitions in green contexts, compared with mps-qos) (default: "
            f"{','.join(MODES)}, plus mps-mem with --mem-limits; with --app: {','.join(APP_MODES)})")
     a("--ranks-per-gpu", default="1,2,4,8", metavar="LIST",
       help="active ranks (streams: instances; --app: copies) per GPU (default: %(default)s)")

@@ -12,7 +12,7 @@ import statistics
 
 from . import safe_files
 
-MODE_ORDER = ("timeslice", "mps", "mps-qos", "mps-mem", "streams")
+MODE_ORDER = ("timeslice", "mps", "mps-qos", "mps-mem", "streams", "green")
 # The field of a result that names its mps-mem job's memory limit (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT per device).
 MEM_LIMIT_FIELD = "mps_pinned_device_mem_limit"
 GAIN_THRESHOLD = 1.1  # the MPS gain that "pays off" (mpsbench-analyze crossover's default too)
@@ -123,7 +123,8 @@ def table(doc, threshold=None):
         order.setdefault((r["kernel"], r["precision"]), len(order))
     present = {c[0] for c in columns}
     ratios = [(name, a, b) for name, a, b in (("MPS gain", "mps", "timeslice"), ("mps/streams", "mps", "streams"),
-                                              ("ts/streams", "timeslice", "streams")) if {a, b} <= present]
+                                              ("ts/streams", "timeslice", "streams"), ("green/qos", "green", "mps-qos"))
+              if {a, b} <= present and not (b == "mps-qos" and split_qos)]
     header = ["kernel", "precision", "size", "ranks/gpu"] + [c[2] for c in columns] + [r[0] for r in ratios] + \
              ["verified"]
     lines = [header]
@@ -149,6 +150,10 @@ def table(doc, threshold=None):
     if ratios:
         notes.append("MPS gain = mps / timeslice; mps/streams, ts/streams: ratio to k instances in one process "
                      "(streams)")
+    if any(name == "green/qos" for name, _, _ in ratios):
+        notes.append("green/qos = green / mps-qos at the same k: 1/k of the SMs fenced off in green contexts of one "
+                     "process against k MPS clients capped at the percentage below (the SMs each instance got: "
+                     "kernel_details.green_context_sm_count)")
     if qos and not split_qos:
         notes.append("mps-qos: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per ranks/gpu: " +
                      ", ".join(f"{k}: {next(iter(p))}%" for k, p in sorted(qos.items())))

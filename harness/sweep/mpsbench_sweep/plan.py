@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 MODES = ("timeslice", "mps", "mps-qos", "streams")  # the default modes, in their order
-ALL_MODES = ("timeslice", "mps", "mps-qos", "mps-mem", "streams")  # what --modes accepts, in run order
+ALL_MODES = ("timeslice", "mps", "mps-qos", "mps-mem", "streams", "green")  # what --modes accepts
+# streams and green: one rank per GPU runs the k instances (green: each in a green context of 1/k of the SMs).
+ONE_RANK_MODES = ("streams", "green")
 MPS_MODES = ("mps", "mps-qos", "mps-mem")
 MEM_LIMIT = re.compile(r"^([1-9][0-9]{0,15})([KMG])(B?)$", re.IGNORECASE)
 MEM_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30}
@@ -138,7 +140,7 @@ def plan_jobs(modes, ranks, qos_percentages, nodes, gpus_per_node, mem_limits=No
                 for p in (qos_percentages or [max(1, 100 // k)]):
                     jobs.append(Job(len(jobs), mode, [k], nodes * gpus_per_node * k, p, f"part-{mode}-k{k}-p{p}.json"))
         else:
-            per_gpu = 1 if mode == "streams" else max(ranks)
+            per_gpu = 1 if mode in ONE_RANK_MODES else max(ranks)
             jobs.append(Job(len(jobs), mode, list(ranks), nodes * gpus_per_node * per_gpu, None, f"part-{mode}.json"))
     return jobs
 
@@ -193,8 +195,9 @@ def preflight(*, modes, ranks, jobs, device, gpus, used_gpu_indices, limit, limi
         raise PlanError(f"--ranks-per-gpu: {max(ranks)} MPS clients per GPU requested, but an MPS server accepts "
                         f"at most {limit} per device ({limit_reason}); lower --ranks-per-gpu or drop "
                         f"{', '.join(mps)} from --modes")
-    if "streams" in modes and max(ranks) > MAX_STREAM_INSTANCES:
-        raise PlanError(f"--ranks-per-gpu: mode streams runs at most {MAX_STREAM_INSTANCES} instances per GPU")
+    for mode in (m for m in ONE_RANK_MODES if m in modes):
+        if max(ranks) > MAX_STREAM_INSTANCES:
+            raise PlanError(f"--ranks-per-gpu: mode {mode} runs at most {MAX_STREAM_INSTANCES} instances per GPU")
     for g in gpus or []:
         if used_gpu_indices is not None and g["index"] not in used_gpu_indices:
             continue
