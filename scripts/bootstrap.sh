@@ -291,6 +291,8 @@ run_tests() {
     "$venv/bin/python" -m pip install -q --disable-pip-version-check "$repo/analysis[test]"
     (cd "$repo" && "$venv/bin/python" -m pytest analysis/tests -q)
   fi
+  # What an HPC centre does: install into a prefix and as a DEB package, delete the tree, run it from there.
+  MPSBENCH_INSTALL_CHECK_JOBS=$jobs "$repo/tests/install/check_installed.sh"
 }
 
 case "${1:-}" in
