@@ -331,6 +331,7 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
     args.precision = own.precision;
     args.size = own.size;
     args.params = own.params;
+    if (green) args.sm_count = green->sm_count();
     workload = find_kernel(own.kernel)->make(args);
     workload->setup(settings.seed + 1000003ull * static_cast<std::uint64_t>(rank) +
                     7919ull * static_cast<std::uint64_t>(instance));

@@ -89,14 +89,20 @@ class NbodyGpu final : public Workload {
 
  public:
   explicit NbodyGpu(const WorkloadArgs& args)
-      : precision_(args.precision), n_(args.size), stream_(args.stream), device_(args.gpu_ordinal) {}
+      : precision_(args.precision),
+        n_(args.size),
+        stream_(args.stream),
+        device_(args.gpu_ordinal),
+        sm_count_(args.sm_count) {}
 
   void setup(std::uint64_t seed) override {
     seed_ = seed;
     int device = device_;
     if (device < 0) MPSB_CUDA(cudaGetDevice(&device));
-    int sms = 0;
-    MPSB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    // A green context's SMs (--mode green) where given: the device attribute counts all of them, and a
+    // schedule sized for 132 SMs on a 64-SM partition runs a ragged extra wave.
+    int sms = sm_count_;
+    if (sms <= 0) MPSB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     schedule_ = plan_schedule(n_, sms, shape_options_on_device<T>());
 
     const Bodies<T> bodies = make_bodies<T>(n_, seed);
@@ -170,6 +176,7 @@ class NbodyGpu final : public Workload {
   std::int64_t n_;
   cudaStream_t stream_;
   int device_;
+  int sm_count_;
   std::uint64_t seed_ = 0;
   Schedule schedule_;
   DeviceBuffer pos_[2], vel_[2], acc_, partial_;

@@ -120,11 +120,12 @@ __global__ void __launch_bounds__(kBlockThreads) fill_kernel(T* __restrict__ out
 }
 
 // One full wave of `kernel` on `device`: SMs x resident blocks per SM, but no
-// more blocks than `threads` threads need (at least one).
+// more blocks than `threads` threads need (at least one). `sm_count` > 0: the
+// SMs of this instance's green context, which the device attribute ignores.
 template <typename Kernel>
-int full_wave_grid(Kernel kernel, int device, std::int64_t threads) {
-  int sms = 0, blocks_per_sm = 0;
-  MPSB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+int full_wave_grid(Kernel kernel, int device, int sm_count, std::int64_t threads) {
+  int sms = sm_count, blocks_per_sm = 0;
+  if (sms <= 0) MPSB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   MPSB_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, 0));
   const std::int64_t wave = static_cast<std::int64_t>(std::max(sms, 1)) * std::max(blocks_per_sm, 1);
   const std::int64_t needed = (threads + kBlockThreads - 1) / kBlockThreads;
@@ -138,6 +139,7 @@ class StreamGpu final : public Workload {
         op_(op_for(args.precision)),
         n_(args.size),
         device_(args.gpu_ordinal),
+        sm_count_(args.sm_count),
         stream_(args.stream) {}
 
   void setup(std::uint64_t seed) override {
@@ -151,13 +153,13 @@ class StreamGpu final : public Workload {
         c_ = DeviceBuffer(bytes);
         fill<double>(b_, seed_b(seed));
         fill<double>(c_, seed_c(seed));
-        grid_ = full_wave_grid(triad_kernel<double>, device_, n_ / Vec<double>::width);
+        grid_ = full_wave_grid(triad_kernel<double>, device_, sm_count_, n_ / Vec<double>::width);
         break;
       case Op::triad_fp32:
         c_ = DeviceBuffer(bytes);
         fill<float>(b_, seed_b(seed));
         fill<float>(c_, seed_c(seed));
-        grid_ = full_wave_grid(triad_kernel<float>, device_, n_ / Vec<float>::width);
+        grid_ = full_wave_grid(triad_kernel<float>, device_, sm_count_, n_ / Vec<float>::width);
         break;
       case Op::copy:
         fill<double>(b_, seed_src(seed));
@@ -210,7 +212,7 @@ class StreamGpu final : public Workload {
  private:
   template <typename T>
   void fill(DeviceBuffer& buffer, std::uint64_t seed) {
-    const int grid = full_wave_grid(fill_kernel<T>, device_, n_);
+    const int grid = full_wave_grid(fill_kernel<T>, device_, sm_count_, n_);
     fill_kernel<T><<<grid, kBlockThreads, 0, stream_>>>(buffer.as<T>(), n_, seed);
     MPSB_CUDA_LAUNCH();
   }
@@ -219,6 +221,7 @@ class StreamGpu final : public Workload {
   Op op_;
   std::int64_t n_;
   int device_;
+  int sm_count_;
   cudaStream_t stream_;
   std::uint64_t seed_ = 0;
   int grid_ = 1;

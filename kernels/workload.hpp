@@ -52,6 +52,9 @@ struct WorkloadArgs {
   std::string precision;
   std::int64_t size = 0;
   KernelParams params;  // tests may leave it empty: param() then gives the fallback
+  // SMs this instance may use where the device's count says otherwise (a green context's partition,
+  // --mode green); 0: the device's. Kernels that size their grids by the SM count use it.
+  int sm_count = 0;
 
   std::int64_t param(const std::string& name, std::int64_t fallback) const {
     const auto it = params.find(name);
