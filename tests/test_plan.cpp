@@ -159,6 +159,21 @@ TEST(Preflight, EveryGpuIsCheckedNotOnlyTheFirstShortOne) {
   }
 }
 
+TEST(Preflight, UnderAnMpsPinnedMemoryLimitASizeOverItRunsAndFailsAsOneConfiguration) {
+  const double gib = 1024.0 * 1024 * 1024;
+  // An MPS client limited to 2 GiB sees about that much free memory.
+  RankPlacement limited = rank_on(0, "a", "GPU-0", static_cast<std::uint64_t>(1.5 * gib));
+  limited.gpu.mps_pinned_mem_limit_bytes = static_cast<std::uint64_t>(2 * gib);
+  const Placement p = build_placement(DeviceKind::gpu, {limited});
+  std::vector<std::string> notes;
+  ASSERT_NO_THROW(notes = preflight_memory({Config{"matmul", "fp32", 4096, 1, {}, {}},
+                                            Config{"matmul", "fp32", 16384, 1, {}, {}}}, p));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("matmul fp32 size 16384 needs 3.06 GiB per rank, over the MPS pinned device memory limit "
+                          "of 2.00 GiB"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("recorded as failed"), std::string::npos) << notes[0];
+}
+
 TEST(Preflight, CpuDeviceHasNoGpuMemoryLimit) {
   const Placement p = build_placement(DeviceKind::cpu, {describe_rank(0, "a", 0, DeviceKind::cpu, GpuInfo{})});
   EXPECT_NO_THROW(preflight_memory({Config{"matmul", "fp32", 40000, 1, {}, {}}}, p));
