@@ -161,6 +161,7 @@ class MergeAndTable(unittest.TestCase):
         self.assertEqual(lines[1].split()[-2], "1.25x")
         self.assertEqual(lines[2].split()[-2], "0.50x")
         self.assertTrue(any(l.startswith("green/qos = green / mps-qos at the same k") for l in lines))
+        self.assertFalse(any(l.startswith("MPS gain = ") for l in lines))  # no such column here
         # Several percentages at one k: no single share to compare with, so no ratio.
         doc["results"].append(self.result("mps-qos", 2, 1.0e9, 100))
         self.assertNotIn("green/qos", merge.table(doc).splitlines()[0])

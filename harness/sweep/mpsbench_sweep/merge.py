@@ -147,7 +147,7 @@ def table(doc, threshold=None):
     widths = [max(len(l[i]) for l in lines) for i in range(len(header))]
     text = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(l, widths))) for l in lines]
     notes = ["throughput: aggregate median of the kernel's headline metric over the active ranks"]
-    if ratios:
+    if any(name != "green/qos" for name, _, _ in ratios):
         notes.append("MPS gain = mps / timeslice; mps/streams, ts/streams: ratio to k instances in one process "
                      "(streams)")
     if any(name == "green/qos" for name, _, _ in ratios):
