@@ -55,8 +55,8 @@ __device__ __forceinline__ double madd(double a, double b, double c) { return __
 // (x first in d2, the mass first in s, z first in the sums) changes no
 // rounding that matters but steers ptxas's register allocation, and so the
 // bank conflicts (see the tile layout below): it was the fastest order timed
-// at 512 x 4, 44.7 TFLOP/s against 43.1 for (m inv) (inv inv) (nbody-tuning.txt,
-// fifth run).
+// at 512 x 4, 44.7 TFLOP/s against 43.1 for (m inv) (inv inv) (the nbody tuning
+// log in git history, fifth run).
 template <typename T>
 __device__ __forceinline__ void interact(const Vec4<T>& q, T px, T py, T pz, T eps2, T& ax, T& ay, T& az) {
   const T dx = q.x - px, dy = q.y - py, dz = q.z - pz;
@@ -86,7 +86,7 @@ __device__ __forceinline__ Vec4<T> load_source(const Vec4<T>* __restrict__ pos, 
 // the same way, so in x, y, z, m order every dx = q.x - p.x reads two
 // registers of one bank; mass first puts q.x in the other bank. Same
 // instructions, 41.5 -> 42.4 TFLOP/s at N = 262144 on an H200 (128 x 4
-// shape; nbody-tuning.txt, fifth run). fp64 values fill register pairs, one
+// shape; the nbody tuning log in git history, fifth run). fp64 values fill register pairs, one
 // in each bank, so fp64 tiles keep the plain layout.
 template <typename T>
 constexpr bool kMassFirst = sizeof(T) == 4;

@@ -29,12 +29,13 @@ namespace mpsb::nbody {
 // Each precision lists its shapes in order of preference (below); a run
 // takes the first that fills half a wave at its N (plan_schedule), so large N
 // gets the fastest shape and small N one with more, smaller work units.
-// fp32 (results/h100-2026-11-21/nbody-tuning.txt, fifth run): 512 threads x
+// fp32 (the nbody tuning log, fifth run; in git history as
+// results/h100-2026-11-21/nbody-tuning.txt): 512 threads x
 // 4 bodies (102 registers, one block of 16 warps per SM) beat 128 x 4 by 2%
 // at N = 262144 (fewer barriers per source), which beat 128 x 4 at 96
 // registers and 5 blocks by 4%. The first fp32 shape can be overridden at
-// build time (-DMPSB_NBODY_FP32_THREADS=256 in CMAKE_CUDA_FLAGS) so
-// scripts/gpu/nbody-tuning.sh can time variants.
+// build time (-DMPSB_NBODY_FP32_THREADS=256 in CMAKE_CUDA_FLAGS) to time
+// variants with mpsbench-micro.
 #ifndef MPSB_NBODY_FP32_THREADS
 #define MPSB_NBODY_FP32_THREADS 512
 #endif

@@ -1,4 +1,4 @@
-"""Tests of scripts/gpu/run-doc-commands.py (no GPU needed).
+"""Tests of scripts/docs/run-doc-commands.py (no GPU needed).
 
 python3 -m unittest discover -s tests/docs -v
 """
@@ -12,7 +12,7 @@ import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-RUNNER = os.path.join(ROOT, "scripts", "gpu", "run-doc-commands.py")
+RUNNER = os.path.join(ROOT, "scripts", "docs", "run-doc-commands.py")
 
 DOC = textwrap.dedent("""\
     # Title

@@ -5,23 +5,26 @@
 # product, then CPU work" example, and programs this project did not write (the
 # CUDA toolkit's __nvcc_device_query; PyTorch's FFT micro-benchmark). Before
 # and after each sweep: no MPS process, no copy and no MPS directory may be
-# left. Usage: farm-apps.sh [MIN_TIME_S] [REPETITIONS] [APP...] (default 3, 3 and
-# every app: small-kernels torch third-party).
-# Logs and merged results in $OUT (farm-NAME.json, farm.log, build.log).
+# left. Usage: scripts/tools/farm-apps.sh [MIN_TIME_S] [REPETITIONS] [APP...] (default 3, 3
+# and every app: small-kernels torch third-party), from the repository root.
+# Logs and merged results in $OUT (default /tmp/mpsbench-out): farm-NAME.json, its
+# sweep's work directory farm-NAME-work/, farm.log, farm-build.log. The build goes to
+# $MPSBENCH_BUILD_DIR (default build/). Results are never overwritten: a farm-NAME.json
+# already in $OUT stops the script before anything runs.
 set -uo pipefail
 out=${OUT:-/tmp/mpsbench-out}
+build=${MPSBENCH_BUILD_DIR:-build}
 mkdir -p "$out"
 min_time=${1:-3}
 repetitions=${2:-3}
 shift 2 2>/dev/null || shift $#
-apps=("${@:-small-kernels torch third-party}")
-apps=(${apps[*]})
+if [ $# -gt 0 ]; then apps=("$@"); else apps=(small-kernels torch third-party); fi
 log=$out/farm.log
 touch "$log"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-if ! { cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMPSBENCH_BUILD_TESTS=OFF &&
-       cmake --build build -j "$(nproc)" --target mpsbench mpsbench-probe small-kernels; } >"$out/build.log" 2>&1; then
-  tail -40 "$out/build.log"; exit 1
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+if ! { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMPSBENCH_BUILD_TESTS=OFF &&
+       cmake --build "$build" -j "$(nproc)" --target mpsbench mpsbench-probe small-kernels; } >"$out/farm-build.log" 2>&1; then
+  tail -40 "$out/farm-build.log"; exit 1
 fi
 leftovers() {  # live processes only (an unreaped MPS server zombie has exited), not this script's own line
   local live
@@ -34,7 +37,11 @@ farm() {  # NAME SWEEP-ARGS...
   shift
   leftovers "before $name"
   start=$(date +%s)
-  harness/mpsbench-sweep --output "$out/farm-$name.json" --workdir "/tmp/farm-$name" --ranks-per-gpu 1,2,4,8 \
+  if [ -e "$out/farm-$name.json" ] || [ -e "$out/farm-$name-work" ]; then
+    echo "$name: $out/farm-$name.json or its work directory is already there: not run (results are never overwritten)" | tee -a "$log"
+    return 1
+  fi
+  harness/mpsbench-sweep --mpsbench "$build/mpsbench" --output "$out/farm-$name.json" --ranks-per-gpu 1,2,4,8 \
     --min-time "$min_time" --repetitions "$repetitions" "$@" >>"$log" 2>&1
   echo "$name: exit status $? in $(( $(date +%s) - start )) s" | tee -a "$log"
   leftovers "after $name"
@@ -42,7 +49,7 @@ farm() {  # NAME SWEEP-ARGS...
 nvidia-smi --query-gpu=name,uuid,compute_mode,clocks.sm,clocks.max.sm --format=csv | tee -a "$log"
 for app in "${apps[@]}"; do
   case $app in
-    small-kernels) farm small-kernels --app "build/small-kernels" --app-check examples/check_output.sh ;;
+    small-kernels) farm small-kernels --app "$build/small-kernels" --app-check examples/check_output.sh ;;
     torch) farm torch-matmul-cpu --app "python3 examples/torch_matmul_cpu.py" --app-check examples/check_output.sh ;;
     third-party)  # NVIDIA's own: the toolkit's device query (a CUDA context, one query); then
                   # PyTorch's FFT micro-benchmark (it fails on its own with PyTorch 2.11: how that is reported)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine: the failure paths of issue 6 for real, once each.
-#   oom      8 ranks x a size one rank can hold but 8 cannot: real cudaMalloc
+# The failure paths on a real GPU, once each, every one bounded by `timeout`:
+#   oom      8 ranks x a size one rank can hold but 8 cannot: a real cudaMalloc
 #            failure, that configuration recorded failed, the next ones run
 #   kill     kill -9 of one mpsbench rank of an MPS job of the sweep command
 #   sigterm  SIGTERM to the sweep command while an MPS job runs
@@ -8,25 +8,47 @@
 #   hang     MPSBENCH_FAULT=hang on the GPU, ended by --timeout
 #   resume   MPSBENCH_FAULT=abort on the GPU, then --resume
 # After every scenario: no nvidia-cuda-mps-* process, no mpsbench process and
-# no MPS pipe/log directory of the sweep may be left (ps, ls). Every scenario
-# is bounded by `timeout`. Usage: issue6-faults.sh [BUILD_DIR] (default build,
-# already built). Logs: $OUT/faults.log (everything) and a table at the end.
+# no MPS pipe/log directory of the sweep may be left (ps, ls).
+#
+# Usage: scripts/reproduce/fault-scenarios.sh [BUILD_DIR [LOG]], from anywhere;
+# BUILD_DIR (default build) must hold a built mpsbench. LOG (default
+# faults-DATE-TIME.log in the current directory) must not exist: it gets
+# everything, and the scenario table as its last paragraph (also printed).
+# Each scenario's files go to a new directory beside LOG (faults-work.XXXXXX).
+# Exit status: 0 every scenario PASS, 1 one failed, 2 bad usage.
+# scripts/reproduce.sh runs it for the results directories whose faults.log it
+# reproduces (their reproduce.txt).
 set -uo pipefail
 build=${1:-build}
-out=${OUT:-/tmp/mpsbench-out}
-work=/tmp/issue6
-rm -rf "$work" && mkdir -p "$work" "$out"
-log=$out/faults.log
+log=${2:-faults-$(date +%Y%m%d-%H%M%S).log}
+if [ ! -x "$build/mpsbench" ]; then
+  echo "fault-scenarios.sh: $build/mpsbench is not there: build first (cmake --build $build)" >&2; exit 2
+fi
+if [ -e "$log" ] || [ -L "$log" ]; then
+  echo "fault-scenarios.sh: $log is already there: not overwritten" >&2; exit 2
+fi
+build=$(cd "$build" && pwd)
+mkdir -p "$(dirname "$log")"
 : >"$log"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d "$(cd "$(dirname "$log")" && pwd)/faults-work.XXXXXX") || exit 2
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 here=$(cd "$(dirname "$0")/../.." && pwd)
 sweep=("$here/harness/mpsbench-sweep" --mpsbench "$build/mpsbench")
+# This script and whatever started it (scripts/reproduce.sh, a shell) may name mpsbench in their
+# command lines: they are not left-overs.
+ancestors=" "
+pid=$$
+while [ -n "$pid" ] && [ "$pid" -gt 1 ] 2>/dev/null; do
+  ancestors+="$pid "
+  pid=$(awk '/^PPid:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+done
 table=()
 note() { echo "$*" | tee -a "$log"; }
 leftovers() {  # what a scenario must not leave behind (zombies are dead: listed, not counted)
   local procs dirs
   for _ in $(seq 15); do  # ranks killed by MPI_Abort may take a moment to exit
-    procs=$(ps -eo pid,stat,comm,args | awk '$2 !~ /^Z/' | grep -E '[n]vidia-cuda-mps|[m]psbench' | grep -v issue6-faults)
+    procs=$(ps -eo pid=,stat=,comm=,args= | awk -v skip="$ancestors" '$2 !~ /^Z/ && index(skip, " " $1 " ") == 0' |
+            grep -E '[n]vidia-cuda-mps|[m]psbench' | grep -v fault-scenarios)
     # MPS pipe/log dirs and the sweep's empty dirs; pipe dirs fall back to /tmp under a long $TMPDIR
     dirs=$(ls -d "${TMPDIR:-/tmp}"/mpsb-* /tmp/mpsb-* 2>/dev/null | sort -u)
     [ -z "$procs" ] && [ -z "$dirs" ] && break
@@ -171,8 +193,13 @@ v=$([ $rc1 -ne 0 ] && [ $rc -eq 0 ] && [ "$ran" -eq 1 ] && [[ $j == ok* ]] && ec
 note "resume: first rc=$rc1 ($(grep -m1 'fault injection' "$work/resume1.out")), second rc=$rc, ran $ran; $(grep -m1 'resume:' "$work/resume2.out")"
 record resume "!0,0" "$rc1,$rc" $((SECONDS - s)) "$v" "$(leftovers); $j"
 
-tar czf "$out/faults.tgz" -C /tmp issue6 2>/dev/null
 note "== after: $(nvidia-smi --query-gpu=memory.used,compute_mode --format=csv,noheader); $(leftovers)"
-echo
-printf '%-8s %-9s %-4s %6s  %-5s %s\n' scenario expect rc time verdict "leftovers; results file"
-printf '%s\n' "${table[@]}"
+{
+  echo
+  echo "== scenario table"
+  printf '%-8s %-9s %-4s %6s  %-5s %s\n' scenario expect rc time verdict "leftovers; results file"
+  printf '%s\n' "${table[@]}"
+} | tee -a "$log"
+echo "fault-scenarios.sh: log $log, scenario files in $work"
+failed=$(printf '%s\n' "${table[@]}" | awk '$5 != "PASS"' | wc -l)
+[ "$failed" -eq 0 ]

@@ -74,7 +74,7 @@ def main(argv=None):
         prog="run-doc-commands.py",
         description="Run the `sh gpu` (and optionally `sh analysis`) blocks of Markdown documents in order, "
                     "one bash shell per document, from the repository root; log every block and print a summary.",
-        epilog="example (GPU node): python3 scripts/gpu/run-doc-commands.py --log-dir $OUT/docs --collect ws "
+        epilog="example (GPU node): python3 scripts/docs/run-doc-commands.py --log-dir $OUT/docs --collect ws "
                "docs/workshop.md")
     p.add_argument("docs", nargs="+", metavar="MARKDOWN")
     p.add_argument("--kinds", default="gpu", help="block kinds to run, comma list of gpu, analysis (default: gpu)")

@@ -10,7 +10,7 @@ ranks x iterations x 2 N^3 / window, as mpsbench counts it. The median over
 --repetitions windows is printed next to mpsbench's median for the same
 kernel, precision, size, ranks per GPU and mode, read from a results file.
 
-  mpirun -np K python3 scripts/gpu/crosscheck_matmul.py --size 4096 --precision fp32 \\
+  mpirun -np K python3 scripts/tools/crosscheck_matmul.py --size 4096 --precision fp32 \\
       --results mpsbench.json --mode timeslice
 
 Run it in the same sharing mode as the results it is compared with (under a
