@@ -70,12 +70,18 @@ def main():
     p.add_argument("--np", type=int, required=True)
     p.add_argument("mpsbench")
     p.add_argument("--mode", required=True)
-    p.add_argument("--ranks-per-gpu", required=True)
+    p.add_argument("--ranks-per-gpu")
+    p.add_argument("--mix")  # mpsbench sets the ranks per GPU from it: the tenants' sum
     p.add_argument("--output", required=True)
     p.add_argument("--kernel", default="matmul")
     p.add_argument("--size", default="64")
     args, _ = p.parse_known_args()
-    mode, ks = args.mode, [int(k) for k in args.ranks_per_gpu.split(",")]
+    if (args.mix is None) == (args.ranks_per_gpu is None):
+        fail_usage = f"fake mpsbench: give exactly one of --ranks-per-gpu and --mix (got {args.ranks_per_gpu!r}, {args.mix!r})"
+        print(fail_usage, file=sys.stderr)
+        sys.exit(2)
+    ranks = args.ranks_per_gpu or str(sum(int(t.rpartition(":")[2]) for t in args.mix.split(",")))
+    mode, ks = args.mode, [int(k) for k in ranks.split(",")]
     gpus = int(os.environ.get("FAKE_JOB_GPUS", "1"))
     host = socket.gethostname()
     if fault("FAKE_JOB_IGNORE_TERM", mode) or os.environ.get("FAKE_JOB_IGNORE_TERM") == "1":

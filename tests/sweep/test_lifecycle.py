@@ -77,6 +77,29 @@ class NormalEnd(SweepTestCase):
         self.assertIn("0.90x", row.split())  # green 1.125 k against mps-qos 1.25 k
         self.assert_clean()
 
+    def test_a_mix_sets_the_ranks_per_gpu_in_every_mode(self):
+        args = [a for a in self.fake_args(modes="timeslice,mps") if a not in ("--ranks-per-gpu", "1,2,4")]
+        r = self.sweep(args + ["--", "--mix", "matmul:2,inference:1"],
+                       FAKE_JOB_ENV_LOG=os.path.join(self.tmp, "env.log"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp, "env.log")) as f:
+            seen = [json.loads(l) for l in f]
+        self.assertEqual([(e["mode"], e["np"], "--ranks-per-gpu" in e["argv"], "--mix" in e["argv"]) for e in seen],
+                         [("timeslice", 3, False, True), ("mps", 3, False, True)])
+        self.assertEqual(sorted({x["ranks_per_gpu"] for x in self.merged()["results"]}), [3])
+        self.assert_clean()
+
+    def test_a_mix_refuses_what_it_sets_itself(self):
+        for extra, message in ((["--ranks-per-gpu", "2"], "--ranks-per-gpu: not with --mix"),
+                               (["--modes", "timeslice,streams"], "streams run(s) one rank per GPU"),
+                               (["--client-ramp"], "--client-ramp: not with --mix")):
+            args = [a for a in self.fake_args() if a not in ("--modes", "timeslice,mps,mps-qos,streams",
+                                                               "--ranks-per-gpu", "1,2,4")]
+            r = self.sweep(extra + args + ["--", "--mix", "matmul:2,inference:1"])
+            self.assertEqual(r.returncode, 2, (extra, r.stderr))
+            self.assertIn(message, r.stderr)
+            self.assert_clean()
+
     def test_verification_failure_goes_on_and_exits_1(self):
         r = self.sweep(self.fake_args(modes="timeslice,streams"), FAKE_JOB_VERIFY_FAIL="timeslice")
         self.assertEqual(r.returncode, 1, r.stderr)

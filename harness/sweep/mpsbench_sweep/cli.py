@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 from . import nvsmi, safe_files
 from .launcher import Launcher, LauncherError
-from .plan import ALL_MODES, MODES, MPS_MODES, PlanError, client_limit, executable, parse_list, \
-    parse_mem_limits, passthrough_options, plan_jobs, plan_ramp, preflight
+from .plan import ALL_MODES, MODES, MPS_MODES, ONE_RANK_MODES, PlanError, client_limit, executable, mix_ranks, \
+    parse_list, parse_mem_limits, passthrough_options, plan_jobs, plan_ramp, preflight
 from .app_settings import APP_MODES, APP_ONLY_FLAGS, app_settings, check_app_modes, plan_app_jobs
 from .locate import default_program
 from .merge import GAIN_THRESHOLD
@@ -253,6 +253,20 @@ def settings_from(argv):
         raise PlanError("--modes: mps-mem applies to mpsbench's own jobs, not to --app")
     timeout = args.timeout if args.timeout is not None else 600.0 if args.client_ramp else 3600.0
     passthrough = passthrough_options(passthrough_args)
+    mix = passthrough.get("mix")
+    if mix is not None:
+        # Mixed tenants: mpsbench's --mix sets the plan and the ranks per GPU (the tenants' sum) itself.
+        if args.client_ramp:
+            raise PlanError("--client-ramp: not with --mix after -- (the ramp runs one small kernel per client)")
+        if args.ranks_per_gpu != parser.get_default("ranks_per_gpu"):
+            raise PlanError("--ranks-per-gpu: not with --mix after --, whose tenants' ranks set the ranks per GPU")
+        if args.modes is None:
+            modes = [m for m in modes if m not in ONE_RANK_MODES]
+        one_rank = [m for m in modes if m in ONE_RANK_MODES]
+        if one_rank:
+            raise PlanError(f"--modes: {', '.join(one_rank)} run(s) one rank per GPU; the tenants of --mix are "
+                            "separate ranks (use timeslice, mps, mps-qos, mps-mem)")
+        ranks = [mix_ranks(mix)]
     nodes = args.nodes
     if nodes is None:
         env_nodes = os.environ.get("SLURM_NNODES") or os.environ.get("SLURM_JOB_NUM_NODES")
@@ -284,7 +298,7 @@ def settings_from(argv):
         ranks = [j.ranks_per_gpu[0] for j in jobs if not j.past_limit]  # the step past the limit is on purpose
         mpsbench = args.mpsbench or _default_mpsbench()
     else:
-        jobs = plan_jobs(modes, ranks, qos, nodes, gpus_per_node, mem_limits)
+        jobs = plan_jobs(modes, ranks, qos, nodes, gpus_per_node, mem_limits, mix=mix is not None)
         mpsbench = args.mpsbench or _default_mpsbench()
     control = executable(args.mps_control)
     preflight(modes=modes, ranks=ranks, jobs=jobs, device=device, gpus=node_gpus,

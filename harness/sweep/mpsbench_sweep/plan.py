@@ -44,11 +44,13 @@ class Job:
     mem_limit: Optional[str] = None  # mps-mem: the CUDA_MPS_PINNED_DEVICE_MEM_LIMIT value per device ("2G")
     ramp: bool = False               # a step of the client ramp (--client-ramp): mode mps at one k
     past_limit: bool = False         # the ramp's step past the MPS client limit: its failure is the finding
+    mix: bool = False                # --mix after --: the mix sets mpsbench's ranks per GPU itself
 
     def mpsbench_args(self, part_path):
         # mpsbench has no mode mps-mem: its ranks are plain MPS clients with one more variable set.
         mode = "mps" if self.mode == "mps-mem" else self.mode
-        return ["--mode", mode, "--ranks-per-gpu", ",".join(map(str, self.ranks_per_gpu)), "--output", part_path]
+        ranks = [] if self.mix else ["--ranks-per-gpu", ",".join(map(str, self.ranks_per_gpu))]
+        return ["--mode", mode] + ranks + ["--output", part_path]
 
     def label(self):
         if self.mode == "mps-qos":
@@ -116,7 +118,7 @@ def passthrough_options(args):
         flag, sep, value = args[i].partition("=")
         if flag in OWNED:
             raise PlanError(f"{flag} after --: the sweep sets it for every job (use {OWNED[flag]})")
-        if flag in ("--device", "--gpus"):
+        if flag in ("--device", "--gpus", "--mix"):
             if not sep:
                 if i + 1 >= len(args):
                     raise PlanError(f"{flag} after --: missing value")
@@ -127,8 +129,21 @@ def passthrough_options(args):
     return seen
 
 
-def plan_jobs(modes, ranks, qos_percentages, nodes, gpus_per_node, mem_limits=None):
-    """Jobs in mode order; part files are named part-MODE[-kK][-pP].json, part-mps-mem-LIMIT.json."""
+def mix_ranks(text):
+    """The active ranks per GPU of mpsbench's --mix TENANT:RANKS,...: the sum of its tenants' ranks (mpsbench
+    checks the rest of the text itself)."""
+    total = 0
+    for item in text.split(","):
+        _, sep, ranks = item.rpartition(":")
+        if not sep or not ranks.isdigit() or int(ranks) < 1:
+            raise PlanError(f"--mix after --: '{item}' is not TENANT:RANKS (e.g. matmul:4,inference:4)")
+        total += int(ranks)
+    return total
+
+
+def plan_jobs(modes, ranks, qos_percentages, nodes, gpus_per_node, mem_limits=None, mix=False):
+    """Jobs in mode order; part files are named part-MODE[-kK][-pP].json, part-mps-mem-LIMIT.json. mix: the
+    ranks per GPU are those of mpsbench's --mix (one value, the tenants' sum), which mpsbench sets itself."""
     jobs = []
     for mode in modes:
         if mode == "mps-mem":
@@ -142,6 +157,8 @@ def plan_jobs(modes, ranks, qos_percentages, nodes, gpus_per_node, mem_limits=No
         else:
             per_gpu = 1 if mode in ONE_RANK_MODES else max(ranks)
             jobs.append(Job(len(jobs), mode, list(ranks), nodes * gpus_per_node * per_gpu, None, f"part-{mode}.json"))
+    for job in jobs:
+        job.mix = mix
     return jobs
 
 
