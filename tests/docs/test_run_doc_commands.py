@@ -148,6 +148,11 @@ class WorkshopDocTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("sh gpu", r.stdout)
 
+    def test_every_slurm_script_of_the_workshop_parses(self):
+        r = run(["--check", os.path.join(ROOT, "docs", "workshop", "slurm.md")], ROOT)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("slurm", r.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()
