@@ -1,13 +1,10 @@
-// NVML is opened with dlopen("libnvidia-ml.so.1") instead of linking
-// CUDA::nvml: libnvidia-ml ships with the driver, not the toolkit, so a
-// binary linked against it would not even start on a CPU-only machine or in
-// CI, where mpsbench must still run (--device cpu) and be tested. Only the
+// NVML is opened at run time (nvml_library.hpp says why). Only the
 // header comes from the toolkit, and where the toolkit lacks it (a toolkit
 // assembled from the pip wheels has no nvml.h) the few declarations used are
 // given below, checked against the header wherever it exists.
 #include "gpu_clocks.hpp"
 
-#include <dlfcn.h>
+#include "nvml_library.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -59,22 +56,12 @@ struct Nvml {
   }
 };
 
-template <typename F>
-bool resolve(void* library, const char* name, F& out) {
-  out = reinterpret_cast<F>(dlsym(library, name));
-  return out != nullptr;
-}
+using nvml_library::resolve;
 
 Nvml load_nvml() {
   Nvml api;
-  // The library is never closed and nvmlShutdown never called: samplers may
-  // exist until the process ends, and NVML's own teardown at exit suffices.
-  void* library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* why = dlerror();
-    api.problem = std::string("NVML not loaded: ") + (why ? why : "dlopen(libnvidia-ml.so.1) failed");
-    return api;
-  }
+  void* library = nvml_library::open(api.problem);  // nvml_library.hpp: never closed
+  if (library == nullptr) return api;
   resolve(library, "nvmlErrorString", api.error_string);
   // Drivers before the 535 series name the reasons call "...ThrottleReasons".
   const bool reasons = resolve(library, "nvmlDeviceGetCurrentClocksEventReasons", api.event_reasons) ||

@@ -1,6 +1,6 @@
 #include "mig.hpp"
 
-#include <dlfcn.h>
+#include "nvml_library.hpp"
 
 #include <cctype>
 #include <cstdlib>
@@ -65,22 +65,12 @@ struct Nvml {
   }
 };
 
-template <typename F>
-bool resolve(void* library, const char* name, F& out) {
-  out = reinterpret_cast<F>(dlsym(library, name));
-  return out != nullptr;
-}
+using nvml_library::resolve;
 
 Nvml load_nvml() {
   Nvml api;
-  // Never closed: see gpu_clocks.cpp. dlopen and nvmlInit count references,
-  // so sharing the library with the clock sampler is fine.
-  void* library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* why = dlerror();
-    api.problem = std::string("NVML not loaded: ") + (why ? why : "dlopen(libnvidia-ml.so.1) failed");
-    return api;
-  }
+  void* library = nvml_library::open(api.problem);  // nvml_library.hpp: never closed
+  if (library == nullptr) return api;
   resolve(library, "nvmlErrorString", api.error_string);
   if (!resolve(library, "nvmlInit_v2", api.init) || !resolve(library, "nvmlDeviceGetCount_v2", api.count) ||
       !resolve(library, "nvmlDeviceGetHandleByIndex_v2", api.handle_by_index) ||
