@@ -11,7 +11,9 @@ a few thousand mutations reach every part of the format.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import json
 import random
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import DATA_DIR
+from mpsbench_analysis.cli import main
 
 Path_ = tuple[Any, ...]
 
@@ -222,3 +225,23 @@ def write(mutation: Mutation, path: Path) -> Path:
     path.write_bytes(mutation.text.encode("utf-8", "surrogatepass"))
     return path
 
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    """mpsbench-analyze in this process: exit code, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def cli_problem(code: int, err: str, allowed: tuple[int, ...]) -> str | None:
+    """What is wrong with a CLI run on hostile input, or None: an exit code outside `allowed`, a traceback or
+    internal error, or exit 2 without exactly one error line (warnings aside)."""
+    if code not in allowed:
+        return f"exit {code}"
+    if "internal error" in err or "Traceback" in err:
+        return err.strip().splitlines()[-1]
+    errors = [line for line in err.splitlines() if not line.startswith("mpsbench-analyze: warning: ")]
+    if code == 2 and (len(errors) != 1 or not errors[0].startswith("mpsbench-analyze: error: ")):
+        return f"not one error line: {err!r}"
+    return None

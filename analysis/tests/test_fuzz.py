@@ -19,9 +19,8 @@ from pathlib import Path
 import pytest
 
 import fuzzing
-from fuzzing import Mutator
+from fuzzing import Mutator, cli_problem as _problem, run_cli as _cli
 from mpsbench_analysis import AnalysisError, load_results
-from mpsbench_analysis.cli import main
 
 SUMMARY_MUTATIONS = 1400
 COMPARE_MUTATIONS = 450  # each side
@@ -46,24 +45,6 @@ def base_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         out[name] = folder / f"{name}.json"
         out[name].write_text(json.dumps(build(), indent=1))
     return out
-
-
-def _cli(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
-
-
-def _problem(code: int, err: str, allowed: tuple[int, ...]) -> str | None:
-    if code not in allowed:
-        return f"exit {code}"
-    if "internal error" in err or "Traceback" in err:
-        return err.strip().splitlines()[-1]
-    errors = [line for line in err.splitlines() if not line.startswith("mpsbench-analyze: warning: ")]
-    if code == 2 and (len(errors) != 1 or not errors[0].startswith("mpsbench-analyze: error: ")):
-        return f"not one error line: {err!r}"
-    return None
 
 
 def _run_all(mutator: Mutator, seeds: range, tmp_path: Path, argv, allowed=(0, 2)) -> list[str]:

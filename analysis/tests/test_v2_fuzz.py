@@ -16,9 +16,8 @@ import pytest
 
 import builder
 import fuzzing
-from fuzzing import Mutator
+from fuzzing import Mutator, cli_problem as _problem, run_cli as _cli
 from mpsbench_analysis import AnalysisError, load_results
-from mpsbench_analysis.cli import main
 
 SUMMARY_MUTATIONS = 300
 COMPARE_MUTATIONS = 200
@@ -54,24 +53,6 @@ def mutator() -> V2Mutator:
 @pytest.fixture(scope="module")
 def base_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return builder.write(tmp_path_factory.mktemp("v2") / "base.json", _base())
-
-
-def _cli(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
-
-
-def _problem(code: int, err: str, allowed: tuple[int, ...]) -> str | None:
-    if code not in allowed:
-        return f"exit {code}"
-    if "internal error" in err or "Traceback" in err:
-        return err.strip().splitlines()[-1]
-    errors = [line for line in err.splitlines() if not line.startswith("mpsbench-analyze: warning: ")]
-    if code == 2 and (len(errors) != 1 or not errors[0].startswith("mpsbench-analyze: error: ")):
-        return f"not one error line: {err!r}"
-    return None
 
 
 def test_base_loads_and_has_every_kind(base_file: Path) -> None:
