@@ -190,3 +190,16 @@ def test_empty_results_and_missing_file(tmp_path: Path) -> None:
         load_results([empty])
     with pytest.raises(AnalysisError, match="cannot read file"):
         load_results([tmp_path / "missing.json"])
+
+
+def test_gzip_compressed_file_reads_like_the_plain_one(tmp_path: Path) -> None:
+    import gzip
+    plain = builder.write(tmp_path / "r.json", builder.document(sweep_results()))
+    packed = tmp_path / "r.json.gz"
+    packed.write_bytes(gzip.compress(Path(plain).read_bytes()))
+    a, b = load_results([plain]), load_results([packed])
+    assert a.results.drop(columns=["file"]).equals(b.results.drop(columns=["file"]))
+    damaged = tmp_path / "d.json.gz"
+    damaged.write_bytes(gzip.compress(b"{}")[:-6])
+    with pytest.raises(AnalysisError, match="not a readable gzip file"):
+        load_results([damaged])

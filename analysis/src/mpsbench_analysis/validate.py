@@ -12,6 +12,8 @@ summaries of each result in agreement (consistency.py).
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import sys
 from functools import lru_cache
@@ -152,8 +154,26 @@ def _parse(text: str, name: str) -> Any:
         raise AnalysisError(f"not valid JSON: {str(exc).split(':')[0]}", name) from None
 
 
+#: The most a compressed results file may expand to (a hostile .json.gz must not fill the memory).
+MAX_DECOMPRESSED_BYTES = 1 << 30
+
+
+def _decompressed(raw: bytes, name: str) -> bytes:
+    """The bytes of a results file, gunzipped when they start with the gzip magic (``.json.gz``)."""
+    if raw[:2] != b"\x1f\x8b":
+        return raw
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as f:
+            data = f.read(MAX_DECOMPRESSED_BYTES + 1)
+    except (OSError, EOFError, ValueError) as exc:
+        raise AnalysisError(f"not a readable gzip file: {exc}", name) from None
+    if len(data) > MAX_DECOMPRESSED_BYTES:
+        raise AnalysisError(f"decompresses to more than {MAX_DECOMPRESSED_BYTES >> 20} MiB", name)
+    return data
+
+
 def load_document(path: str | Path) -> dict[str, Any]:
-    """Reads and validates one results file; returns the parsed document.
+    """Reads and validates one results file (JSON, or gzip-compressed JSON); returns the parsed document.
 
     The identity fields are checked before the full schema so that a file of
     another format or schema version gets that message, not a list of
@@ -164,6 +184,7 @@ def load_document(path: str | Path) -> dict[str, Any]:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise AnalysisError(f"cannot read file: {exc.strerror or exc}", name) from None
+    raw = _decompressed(raw, name)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
