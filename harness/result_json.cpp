@@ -255,7 +255,9 @@ namespace {
 
 // The identity and outcome of a configuration, the same for every status.
 ojson result_header(const Result& r, const char* status, const ojson& error) {
-  return ojson{{"kernel", r.config.kernel},
+  // The record's kind (schema version 3): a mix is a record of its own kind, every other one a kernel's.
+  return ojson{{"kind", r.config.kernel == kMixKernel ? "mix" : "kernel"},
+               {"kernel", r.config.kernel},
                {"precision", r.config.precision},
                {"size", r.config.size},
                {"ranks_per_gpu", r.config.ranks_per_gpu},

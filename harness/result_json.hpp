@@ -10,7 +10,7 @@
 
 namespace mpsb {
 
-inline constexpr int kResultsSchemaVersion = 2;
+inline constexpr int kResultsSchemaVersion = 3;
 
 nlohmann::ordered_json to_json(const Context& context);
 // The plan as the context records it: [{kernel, precision, size, ranks_per_gpu}].

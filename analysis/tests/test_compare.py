@@ -108,7 +108,7 @@ def test_markdown_page(tmp_path: Path) -> None:
     b, n = _pair(tmp_path)
     md = render_comparison(compare(load_results([b]), load_results([n])), "markdown", "base.json", "new.json")
     assert md.startswith("## mpsbench compare")
-    assert "| matmul | fp32 | 2 | 1 | timeslice | 10.00 TFLOP/s | 9.00 TFLOP/s | -10.0% |" in md
+    assert "| matmul | fp32 | 2 | 1 | timeslice | 10.0 TFLOP/s | 9.00 TFLOP/s | -10.0% |" in md
     assert "### MPS gain over timeslice" in md and "| 1.500 | 1.200 | -20.0% |" in md
     assert "- `matmul/fp32/7/ranks:1/mode:timeslice`" in md  # removed
     assert "- `matmul/fp32/8/ranks:1/mode:timeslice`" in md  # added

@@ -25,7 +25,7 @@ from mpsbench_analysis import AnalysisError, load_results
 from mpsbench_analysis.cli import main
 from mpsbench_analysis.compare import LEGEND as COMPARE_LEGEND, compare, render_comparison
 from mpsbench_analysis.quality import LEGEND, mark_tokens
-from mpsbench_analysis.stats import relative_noise
+from mpsbench_core.stats import relative_noise
 from mpsbench_analysis.summary import render_summary, summarize
 
 T = 1e12

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from mpsbench_analysis.stats import (_u_counts, coefficient_of_variation, latency_stats, mann_whitney_u, median,
+from mpsbench_core.stats import (_u_counts, coefficient_of_variation, latency_stats, mann_whitney_u, median,
                                      percentile, stdev)
 
 

@@ -43,10 +43,10 @@ from .context import ContextDifference, context_differences, describe_device, di
 from .errors import AnalysisError
 from .loader import KEY, ResultSet
 from .quality import count_value, mark_tokens, marks_text
-from .stats import relative_noise
+from mpsbench_core.stats import relative_noise
 from .summary import GROUP, gain_table, sort_rows
 from .tables import Column, render
-from .units import format_number, format_percent, format_seconds, format_si
+from mpsbench_core.units import format_number, format_percent, format_seconds, format_si
 from .verdict import NOISY, SLOWER, Rule, judge
 
 #: The columns of Comparison.latency.

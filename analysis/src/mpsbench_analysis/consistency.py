@@ -49,7 +49,7 @@ from .errors import AnalysisError
 #: The kernel of a mix record (loader.MIX_KERNEL; loader imports this module).
 MIX_KERNEL = "mix"
 from .quality import check_quality, check_settings
-from .stats import coefficient_of_variation, median
+from mpsbench_core.stats import coefficient_of_variation, median
 
 #: The writers copy doubles exactly; this only absorbs a reader that does not.
 _REL_TOL = 1e-9

@@ -43,7 +43,7 @@ from .errors import AnalysisError
 from .loader import MIX_KERNEL, ResultSet, mode_sort_key
 from .summary import gain_table
 from .tables import Column, json_records, json_value, render
-from .units import format_number, format_si
+from mpsbench_core.units import format_number, format_si
 
 
 @dataclass

@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 from .loader import ResultSet, mode_sort_key
-from .stats import mean, median, stdev
+from mpsbench_core.stats import mean, median, stdev
 
 #: Counters per repetition: gbench counter name -> aggregate key in the results.
 _COUNTERS = {"flop_per_second": "flop_per_s", "bytes_per_second": "byte_per_s", "items_per_second": "item_per_s"}

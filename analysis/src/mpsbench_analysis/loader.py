@@ -21,7 +21,7 @@ import pandas as pd
 
 from .errors import AnalysisError
 from .quality import quality_fields
-from .stats import coefficient_of_variation, median
+from mpsbench_core.stats import coefficient_of_variation, median
 from .validate import SCHEMA_NAME, SCHEMA_VERSION, SUPPORTED_VERSIONS, load_document, schema
 
 __all__ = ["KEY", "MIX_KERNEL", "MODE_ORDER", "ResultSet", "SCHEMA_NAME", "SCHEMA_VERSION", "SUPPORTED_VERSIONS",

@@ -43,7 +43,7 @@ from .safe_write import OutputDirectory  # noqa: E402
 from .slowdown import slowdown_matrices, slowdown_table  # noqa: E402
 from .styles import mode_style  # noqa: E402
 from .summary import gain_table, sort_rows  # noqa: E402
-from .units import prefix_for, prefixed_unit, time_scale  # noqa: E402
+from mpsbench_core.units import prefix_for, prefixed_unit, time_scale  # noqa: E402
 
 #: Figure-relative x of left-aligned titles.
 _TITLE_X = 0.01

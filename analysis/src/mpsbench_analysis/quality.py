@@ -33,7 +33,7 @@ import math
 from typing import Any
 
 from .errors import AnalysisError
-from .stats import NOISE_ESTIMATOR, relative_noise
+from mpsbench_core.stats import NOISE_ESTIMATOR, relative_noise
 
 #: The noise above which a result is marked when its run set no target (a fraction).
 DEFAULT_NOISE_TARGET = 0.02

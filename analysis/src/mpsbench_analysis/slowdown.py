@@ -35,7 +35,7 @@ import pandas as pd
 
 from .loader import MIX_KERNEL, ResultSet, mode_sort_key, params_text
 from .tables import Column
-from .units import format_number, format_si
+from mpsbench_core.units import format_number, format_si
 
 
 def slowdown(alone: float | None, shared: float | None) -> float:

@@ -36,7 +36,7 @@ from .loader import MIX_KERNEL, ResultSet, mode_sort_key
 from .quality import LEGEND, mark_tokens, marks_text
 from .slowdown import LEGEND as SLOWDOWN_LEGEND, slowdown_table, table_columns as slowdown_columns
 from .tables import Column, json_records, render
-from .units import format_number, format_percent, format_seconds, format_si
+from mpsbench_core.units import format_number, format_percent, format_seconds, format_si
 
 #: A configuration apart from its mode (params last: "" for kernels without and in version-1 files).
 GROUP = ["kernel", "precision", "size", "ranks_per_gpu", "params"]

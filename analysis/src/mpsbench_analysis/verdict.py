@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from .stats import coefficient_of_variation, mann_whitney_u, median
+from mpsbench_core.stats import coefficient_of_variation, mann_whitney_u, median
 
 FASTER, SLOWER, SAME, NOISY = "FASTER", "SLOWER", "SAME", "NOISY"
 

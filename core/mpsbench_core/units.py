@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-_PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+_PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
 _TIME = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
 
 
@@ -30,12 +30,23 @@ def prefixed_unit(prefix: str, unit: str) -> str:
     return f"{prefix}{unit}" if unit[:1].isupper() else f"{prefix} {unit}"
 
 
-def format_si(value: float, unit: str, decimals: int = 2) -> str:
-    """'12.34 TFLOP/s'; '-' for a missing value."""
+def format_si(value: float | None, unit: str, decimals: int | None = None) -> str:
+    """A value with an SI prefix for people: '48.2 TFLOP/s' (three significant digits), or with ``decimals``
+    fixed decimals ('48.23 TFLOP/s'); '-' for a missing value (None, NaN)."""
     if value is None or not math.isfinite(value):
         return "-"
     factor, prefix = prefix_for(value)
-    return f"{value / factor:.{decimals}f} {prefixed_unit(prefix, unit)}"
+    scaled = value / factor
+    if decimals is None:
+        decimals = 2 if abs(scaled) < 10 else 1 if abs(scaled) < 100 else 0
+    return f"{scaled:.{decimals}f} {prefixed_unit(prefix, unit)}"
+
+
+def format_ratio(value: float | None) -> str:
+    """A gain or slowdown: '1.24x'; '-' when missing."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.2f}x"
 
 
 def time_scale(seconds: float) -> tuple[float, str]:

@@ -1,4 +1,4 @@
-"""Small statistics without scipy.
+"""Small statistics without scipy: the one definition of each figure the sweep and the analysis show.
 
 Benchmarks give a handful of repetitions per configuration, so the
 Mann-Whitney U test is computed exactly (by counting rank arrangements)
@@ -163,3 +163,21 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> tuple[float, float
         return u, 1.0
     z = (abs(u - m * n / 2.0) - 0.5) / math.sqrt(variance)
     return u, min(1.0, 2.0 * _normal_sf(max(z, 0.0)))
+
+
+def jain_fairness(values: Sequence[float]) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when every value is equal, 1/n when one has all;
+    1 for no values or all zero (nothing was shared unfairly)."""
+    squares = math.fsum(v * v for v in values)
+    if not values or squares == 0:
+        return 1.0
+    total = math.fsum(values)
+    return total * total / (len(values) * squares)
+
+
+def summary(values: Sequence[float]) -> dict[str, float | list[float]]:
+    """``{median, min, max, samples}``: the results format's summary of repetitions."""
+    if not values:
+        raise ValueError("summary of no values")
+    return {"median": median(values), "min": min(values), "max": max(values), "samples": list(values)}
+
