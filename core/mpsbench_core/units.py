@@ -42,6 +42,17 @@ def format_si(value: float | None, unit: str, decimals: int | None = None) -> st
     return f"{scaled:.{decimals}f} {prefixed_unit(prefix, unit)}"
 
 
+def format_count(value: float | None, unit: str) -> str:
+    """A figure in a program's own unit, without SI prefixes (they read badly on "ns/day" or "steps/s"):
+    '5,882 ns/day', '12.3 it/s', '0.456 images/s'; '-' when missing."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    if abs(value) >= 100:
+        return f"{value:,.0f} {unit}"
+    decimals = max(0, 2 - math.floor(math.log10(abs(value)))) if value else 2
+    return f"{value:.{decimals}f} {unit}"
+
+
 def format_ratio(value: float | None) -> str:
     """A gain or slowdown: '1.24x'; '-' when missing."""
     if value is None or not math.isfinite(value):

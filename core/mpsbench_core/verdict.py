@@ -31,7 +31,7 @@ from typing import Iterable, Sequence
 
 from . import modes
 from .records import Result
-from .units import format_ratio, format_si
+from .units import format_count, format_ratio
 
 #: The MPS gain over time slicing that "pays off".
 GAIN_THRESHOLD = 1.1
@@ -154,8 +154,8 @@ class AppVerdict:
     def rate(r: Result) -> str:
         """The figure users of an application read: runs/hour for runs, else its own unit."""
         if r.unit == "run/s":
-            return f"{r.median * 3600:,.0f} runs/hour"
-        return format_si(r.median, r.unit)
+            return format_count(r.median * 3600, "runs/hour")
+        return format_count(r.median, r.unit)
 
     @property
     def sentence(self) -> str:
