@@ -80,7 +80,7 @@ class CompareTest(unittest.TestCase):
         return subprocess.run([sys.executable, COMPARE, a, b], capture_output=True, text=True, timeout=60)
 
     def test_a_published_file_against_itself(self):
-        for rel in ("results/h200-2026-11-21/quick.json", "results/h100-2026-11-21/micro-gpu.json"):
+        for rel in ("results/h200-2026-11-21/quick.json.gz", "results/h100-2026-11-21/micro-gpu.json.gz"):
             path = os.path.join(ROOT, rel)
             r = self.compare(path, path)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
