@@ -1,5 +1,5 @@
 // Presets are data files parsed by the real option parser; every one must
-// parse, and every flag --help lists must be documented in the README.
+// parse, and every flag --help lists must be documented in docs/options.md.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -79,7 +79,7 @@ TEST(Help, EveryFlagInHelpIsDocumentedInTheReadme) {
   int flags = 0;
   for (auto it = std::sregex_iterator(usage.begin(), usage.end(), flag); it != std::sregex_iterator(); ++it) {
     ++flags;
-    EXPECT_NE(text.find("`" + it->str()), std::string::npos) << it->str() << " is not documented in README.md";
+    EXPECT_NE(text.find("`" + it->str()), std::string::npos) << it->str() << " is not documented in docs/options.md";
   }
   EXPECT_GT(flags, 15);
 }

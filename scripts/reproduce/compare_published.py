@@ -19,11 +19,18 @@ names. What it prints depends on the file:
   its last paragraph (the lines after its last blank line, at most 40): the
   published one first, then the new one.
 
+Either file may be gzip-compressed (results/ stores its JSON files and long
+logs as FILE.json.gz, FILE.log.gz; a run writes them plain).
+
 Exit status: 0 both files read; 1 NEW is missing or unreadable; 2 bad usage.
 """
 import json
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+from results_io import open_text  # noqa: E402
 
 MAX_TEXT_LINES = 40
 PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
@@ -39,11 +46,14 @@ def si(value, unit):
     return f"{value:#.4g} {unit}".replace(". ", " ")
 
 
+JSON_SUFFIXES = (".json", ".json.gz")
+
+
 def load_json(path):
     try:
-        with open(path, encoding="utf-8") as f:
+        with open_text(path) as f:
             return json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):
         return None
 
 
@@ -173,7 +183,7 @@ def compare_benchmarks(published, new):
 # --- text ----------------------------------------------------------------------------------------
 
 def text_excerpt(path):
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open_text(path, errors="replace") as f:
         lines = f.read().rstrip("\n").splitlines()
     if len(lines) <= MAX_TEXT_LINES:
         return lines, "the whole file"
@@ -210,13 +220,13 @@ def main(argv):
     except OSError as e:
         print(f"this run wrote no {new_path}: {e.strerror or e}")
         return 1
-    published = load_json(published_path) if published_path.endswith(".json") else None
-    new = load_json(new_path) if new_path.endswith(".json") else None
+    published = load_json(published_path) if published_path.endswith(JSON_SUFFIXES) else None
+    new = load_json(new_path) if new_path.endswith(JSON_SUFFIXES) else None
     if isinstance(published, dict) and isinstance(new, dict) and "results" in published and "results" in new:
         print(compare_results(published, new))
     elif isinstance(published, dict) and isinstance(new, dict) and "benchmarks" in published and "benchmarks" in new:
         print(compare_benchmarks(published, new))
-    elif new_path.endswith(".json") and new is None:
+    elif new_path.endswith(JSON_SUFFIXES) and new is None:
         print(f"this run's {new_path} is not JSON (a run cut short?)")
         return 1
     else:

@@ -8,7 +8,8 @@ together: barrier, start, iterations, synchronise, end; the window is
 max(end) - min(start) over the ranks, and the aggregate throughput is
 ranks x iterations x 2 N^3 / window, as mpsbench counts it. The median over
 --repetitions windows is printed next to mpsbench's median for the same
-kernel, precision, size, ranks per GPU and mode, read from a results file.
+kernel, precision, size, ranks per GPU and mode, read from a results file
+(plain or gzip-compressed, as results/ stores them).
 
   mpirun -np K python3 scripts/tools/crosscheck_matmul.py --size 4096 --precision fp32 \\
       --results mpsbench.json --mode timeslice
@@ -18,10 +19,11 @@ running MPS daemon for mode mps). Needs PyTorch with CUDA and mpi4py; one line
 per check on rank 0: probe, mpsbench and their relative difference.
 """
 import argparse
-import json
 import statistics
 import sys
 import time
+
+from results_io import load_json
 
 PRECISIONS = {"fp32": ("float32", False), "tf32": ("float32", True), "fp16": ("float16", False),
               "bf16": ("bfloat16", False)}
@@ -81,8 +83,7 @@ def main():
     line = (f"probe: matmul {args.precision} N={n} ranks={comm.Get_size()} {args.mode}: "
             f"{probe / 1e12:.2f} TFLOP/s (median of {len(rates)}, {iterations} iterations/window, max rel error {rel:.1e})")
     if args.results:
-        with open(args.results, encoding="utf-8") as f:
-            doc = json.load(f)
+        doc = load_json(args.results)
         ours = [r for r in doc["results"] if r["kernel"] == "matmul" and r["precision"] == args.precision
                 and r["size"] == n and r["ranks_per_gpu"] == comm.Get_size() and r["mode"] == args.mode
                 and r["status"] == "ok"]

@@ -3,16 +3,18 @@
 beside a bare cuBLAS call timed the same way (bare-gemm's log).
 
 usage: matmul_table.py RESULTS.json BARE_GEMM.log
+(either may be gzip-compressed, as results/ stores them: .json.gz, .log.gz)
 """
-import json
 import re
 import sys
 
+from results_io import load_json, open_text
+
 
 def main():
-    results = json.load(open(sys.argv[1]))["results"]
+    results = load_json(sys.argv[1])["results"]
     bare = {}
-    for line in open(sys.argv[2]):
+    for line in open_text(sys.argv[2]):
         m = re.match(r"bare-gemm (\S+) N=(\d+): ([\d.]+) TFLOP/s", line)
         if m:
             bare[(m.group(1), int(m.group(2)))] = float(m.group(3))

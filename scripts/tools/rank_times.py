@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-process view of mpsbench results files (stdlib only, for the GPU machine).
+"""Per-process view of mpsbench results files, plain or .json.gz (stdlib only, for the GPU machine).
 
 usage: rank_times.py FILE... [--size LIST] [--ranks-per-gpu LIST] [--mode LIST]
 
@@ -12,8 +12,9 @@ throughputs (the Jain fairness index is computed from these), plus the
 kernel's per-iteration times (hybrid: CPU and GPU phase).
 """
 import argparse
-import json
 import statistics
+
+from results_io import load_json
 
 PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
@@ -52,8 +53,7 @@ def main():
     args = p.parse_args()
     modes = set(args.mode.split(",")) if args.mode else None
     for path in args.files:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        doc = load_json(path)
         print(f"== {path}")
         for r in doc["results"]:
             if (args.size and r["size"] not in args.size) or \

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Compact table of mpsbench results files (stdlib only, for the GPU machine).
+"""Compact table of mpsbench results files, plain or .json.gz (stdlib only, for the GPU machine).
 
 usage: results_table.py FILE... [--details]
 Prints kernel, precision, size, ranks/gpu, mode, aggregate throughput (GFLOP/s
 and items/s), speedup, fairness, verified; with --details the mean of each
 kernel_details entry over the active ranks.
 """
-import json
 import statistics
 import sys
+
+from results_io import load_json
 
 
 def main():
@@ -17,7 +18,7 @@ def main():
     print(f"{'kernel':7} {'precision':14} {'size':>8} {'k':>3} {'mode':9} {'GFLOP/s':>10} {'items/s':>10} "
           f"{'speedup':>7} {'fair':>5} {'ok':>3}" + ("  details" if details else ""))
     for path in files:
-        for r in json.load(open(path))["results"]:
+        for r in load_json(path)["results"]:
             agg = r["aggregate"]
             line = (f"{r['kernel']:7} {r['precision']:14} {r['size']:8d} {r['ranks_per_gpu']:3d} {r['mode']:9} "
                     f"{agg['flop_per_s']['median'] / 1e9:10.1f} {agg['item_per_s']['median']:10.3g} "

@@ -9,7 +9,7 @@
 # control file must carry the project version (VERSION) and the runtime dependencies.
 #
 # usage: tests/install/check_installed.sh [WORKDIR]   (default: a new temporary directory)
-# scripts/bootstrap.sh test runs it after the other tests (README, "Installing").
+# scripts/bootstrap.sh test runs it after the other tests (docs/install.md, "The install check").
 # Environment: MPSBENCH_INSTALL_CHECK_JOBS (build jobs; default nproc),
 #   MPSBENCH_INSTALL_CHECK_CUDA_ARCHITECTURES (default 90-real: one architecture builds fastest; no GPU
 #   code runs here), MPSBENCH_INSTALL_CHECK_KEEP=1 keeps WORKDIR (else removed when all passed).

@@ -3,6 +3,7 @@
 python3 -m unittest discover -s tests/reproduce -v
 """
 import glob
+import gzip
 import json
 import os
 import shlex
@@ -79,12 +80,33 @@ class CompareTest(unittest.TestCase):
         return subprocess.run([sys.executable, COMPARE, a, b], capture_output=True, text=True, timeout=60)
 
     def test_a_published_file_against_itself(self):
-        for rel in ("results/h200-2026-11-21/quick.json", "results/h100-2026-11-21/micro-gpu.json"):
+        for rel in ("results/h200-2026-11-21/quick.json.gz", "results/h100-2026-11-21/micro-gpu.json.gz"):
             path = os.path.join(ROOT, rel)
             r = self.compare(path, path)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertIn("median 1.000 (lowest 1.000, highest 1.000); 0 only in the published file, 0 only in this run",
                           r.stdout)
+
+    def test_compressed_published_files_against_plain_new_ones(self):
+        # results/ stores its files gzip-compressed; a run writes them plain.
+        with tempfile.TemporaryDirectory() as tmp:
+            published, new = os.path.join(tmp, "a.json.gz"), os.path.join(tmp, "a.json")
+            with gzip.open(published, "wt", encoding="utf-8") as f:
+                json.dump(results_doc(10e12), f)
+            with open(new, "w") as f:
+                json.dump(results_doc(11e12), f)
+            r = self.compare(published, new)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("2 configurations in both: this run / published median 1.100", r.stdout)
+            log_gz, log = os.path.join(tmp, "x.log.gz"), os.path.join(tmp, "x.log")
+            with gzip.open(log_gz, "wt", encoding="utf-8") as f:
+                f.write("noise\n\nthe published table\n")
+            with open(log, "w") as f:
+                f.write("the new table\n")
+            r = self.compare(log_gz, log)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("  the published table", r.stdout)
+            self.assertIn("  the new table", r.stdout)
 
     def test_results_rows_and_text(self):
         with tempfile.TemporaryDirectory() as tmp:
