@@ -24,7 +24,9 @@ FAKE_CONTROL = os.path.join(HERE, "fake_mps", "nvidia-cuda-mps-control")
 FAKE_JOB = os.path.join(HERE, "fake_job.py")
 FAKE_FANOUT = os.path.join(HERE, "fake_fanout.py")
 SCHEMA = os.path.join(REPO, "schema", "mpsbench-results.schema.json")
-sys.path.insert(0, HERE)
+# The sweep's package and the core package it shares with the analysis, as the launcher finds them.
+PACKAGE_PATH = [os.path.join(REPO, "harness", "sweep"), os.path.join(REPO, "core")]
+sys.path[:0] = [HERE] + [p for p in PACKAGE_PATH if p not in sys.path]
 import schema_check  # noqa: E402
 
 

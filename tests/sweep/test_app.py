@@ -1,17 +1,16 @@
 """mpsbench-sweep --app: farming a program whose run time is known, on the CPU device and against fakes
 (fake_probe.py for mpsbench-probe, the fake MPS control program, fake_mpirun.py for an MPI launcher)."""
-import json
 import os
 import signal
 import sys
 import time
 import unittest
 
-from sweeptest import FAKE_CONTROL, HERE, REPO, SweepTestCase
+from sweeptest import FAKE_CONTROL, HERE, SweepTestCase
 
-sys.path.insert(0, os.path.join(REPO, "harness", "sweep"))
-from mpsbench_sweep.app_results import AppConfiguration, percentile  # noqa: E402
-from mpsbench_sweep.app_settings import default_name  # noqa: E402
+from mpsbench_core.stats import percentile  # noqa: E402
+from mpsbench_sweep.app.results import AppConfiguration  # noqa: E402
+from mpsbench_sweep.app.settings import default_name  # noqa: E402
 
 FAKE_APP = os.path.join(HERE, "fake_app.py")
 FAKE_PROBE = os.path.join(HERE, "fake_probe.py")
@@ -51,16 +50,18 @@ class Protocol(AppTestCase):
         results = self.results()
         for k, expected in ((1, 5.0), (2, 10.0)):
             rec = results[("timeslice", k)]
-            self.assertEqual((rec["kernel"], rec["precision"], rec["size"], rec["primary_unit"]),
-                             ("app", "sleep", None, "run/s"))
-            runs_per_s = rec["aggregate"]["item_per_s"]["median"]
+            self.assertEqual((rec["kind"], rec["app"]["name"], rec["primary_metric"], rec["primary_unit"]),
+                             ("app", "sleep", "run_per_s", "run/s"))
+            for absent in ("kernel", "precision", "size", "params", "ranks", "tenants", "work_per_iteration"):
+                self.assertNotIn(absent, rec)
+            runs_per_s = rec["aggregate"]["run_per_s"]["median"]
             self.assertAlmostEqual(runs_per_s, expected, delta=expected * 0.1, msg=rec)
             self.assertEqual(rec["app"]["runs_per_repetition"], [5 * k, 5 * k])
             self.assertGreaterEqual(min(rec["window_s"]), 1.0)
             self.assertAlmostEqual(rec["app"]["run_time_s"]["median"], 0.2, delta=0.05)
-            self.assertEqual(len(rec["ranks"]), k)
+            self.assertEqual(len(rec["copies"]), k)
             self.assertGreater(rec["jain_fairness"], 0.99)
-        self.assertAlmostEqual(results[("timeslice", 2)]["speedup_vs_one_rank_per_gpu"], 2.0, delta=0.2)
+        self.assertAlmostEqual(results[("timeslice", 2)]["speedup_vs_one_copy_per_gpu"], 2.0, delta=0.2)
         self.assertIn("verdict: sleep: best timeslice at 2 copies per GPU", r.stdout)
         self.assertTrue(self.merged()["complete"])
         self.assert_clean()
@@ -102,12 +103,13 @@ class Protocol(AppTestCase):
         self.assert_clean()
 
     def test_app_check_decides_whether_a_run_counts(self):
-        good = f"sh -c 'grep -q result=ok \"$MPSBENCH_APP_STDOUT\"'"
+        good = "sh -c 'grep -q result=ok \"$MPSBENCH_APP_STDOUT\"'"
         r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", "--app-check", good, ranks="1"))
         self.assertEqual(r.returncode, 0, r.stderr)
         rec = self.results()[("timeslice", 1)]
         self.assertTrue(rec["verified"])
-        self.assertGreater(rec["ranks"][0]["verification"]["checked_values"], 10)
+        self.assertGreater(rec["copies"][0]["check"]["checked_runs"], 10)
+        self.assertEqual(rec["copies"][0]["check"]["failed_runs"], 0)
         bad = "sh -c 'grep -q result=wrong \"$MPSBENCH_APP_STDOUT\"'"
         r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", "--app-check", bad, ranks="1"))
         self.assertEqual(r.returncode, 1, r.stderr)
@@ -134,7 +136,7 @@ class OnGpus(AppTestCase):
                                            ("timeslice", 1), ("timeslice", 2)])
         rec = results[("mps-qos", 2)]
         self.assertEqual(rec["mps_active_thread_percentage"], 50)
-        self.assertEqual([(c["gpu_uuid"], c["gpu_index"], c["mps_enabled"], c["sm_count"]) for c in rec["ranks"]],
+        self.assertEqual([(c["gpu_uuid"], c["gpu_index"], c["mps_enabled"], c["sm_count"]) for c in rec["copies"]],
                          [("GPU-fake-0", 0, True, 66), ("GPU-fake-1", 1, True, 66),
                           ("GPU-fake-0", 0, True, 66), ("GPU-fake-1", 1, True, 66)])
         for line in self.copies_log():
@@ -224,26 +226,27 @@ class Arithmetic(unittest.TestCase):
             [{"host": "h", "window_s": 4.0, "runs": [self.run_(c, 1, i, 2.0) for c in (0, 1) for i in range(2)]}]]
         r = config.record(one_copy_median=0.5)
         self.assertEqual(r["status"], "ok")
-        self.assertEqual(r["aggregate"]["item_per_s"]["samples"], [5 / 3, 1.0])
-        self.assertAlmostEqual(r["aggregate"]["item_per_s"]["median"], (5 / 3 + 1.0) / 2)
-        self.assertAlmostEqual(r["speedup_vs_one_rank_per_gpu"], (5 / 3 + 1.0) / 2 / 0.5)
+        self.assertEqual(r["aggregate"]["run_per_s"]["samples"], [5 / 3, 1.0])
+        self.assertAlmostEqual(r["aggregate"]["run_per_s"]["median"], (5 / 3 + 1.0) / 2)
+        self.assertAlmostEqual(r["speedup_vs_one_copy_per_gpu"], (5 / 3 + 1.0) / 2 / 0.5)
         self.assertEqual(r["app"]["runs_per_repetition"], [5, 4])
         self.assertAlmostEqual(r["app"]["runs_per_hour"], (5 / 3 + 1.0) / 2 * 3600)
         # copy 0: 5 runs in 7 s busy; copy 1: 4 runs in 7 s -> Jain = (5/7 + 4/7)^2 / (2 (25 + 16) / 49)
-        self.assertAlmostEqual(r["ranks"][0]["throughput_per_s"], 5 / 7)
+        self.assertAlmostEqual(r["copies"][0]["throughput_per_s"], 5 / 7)
+        self.assertEqual([c["runs"] for c in r["copies"]], [5, 4])
         self.assertAlmostEqual(r["jain_fairness"], (9 / 7) ** 2 / (2 * 41 / 49))
         durations = [1.0] * 3 + [1.5] * 2 + [2.0] * 4
         self.assertEqual(r["app"]["run_time_s"], {"median": 1.5, "p95": 2.0, "min": 1.0, "max": 2.0})
         self.assertAlmostEqual(percentile(durations, 50), 1.5)
         self.assertAlmostEqual(percentile([1.0, 2.0, 3.0, 4.0], 95), 3.85)
-        self.assertEqual(r["ranks"][1]["iteration_time_s"]["samples"], [1.5, 2.0])
+        self.assertEqual(r["copies"][1]["run_time_s"]["samples"], [1.5, 2.0])
 
     def test_a_failed_configuration_has_no_measurements(self):
         config = AppConfiguration(app={"name": "x", "command": ["x"]}, mode="timeslice", k=1, thread_percentage=None,
                                   device="cpu", copies_per_node=1, nodes=1, gpus_per_node=1, repetitions=3)
         config.fail("copy 0 on h, repetition 1 run 1, exited with status 7")
         r = config.record()
-        self.assertEqual((r["status"], r["aggregate"], r["ranks"], r["window_s"]), ("failed", None, [], []))
+        self.assertEqual((r["status"], r["aggregate"], r["copies"], r["window_s"]), ("failed", None, [], []))
 
     def test_default_names(self):
         self.assertEqual(default_name(["/usr/bin/python3", "-u", "examples/torch_matmul_cpu.py", "--size", "8"]),

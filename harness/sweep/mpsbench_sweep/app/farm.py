@@ -1,6 +1,6 @@
 """The application farmer: runs one configuration's copies on this node, as the sweep tells it.
 
-    python3 -m mpsbench_sweep.farm
+    python3 -m mpsbench_sweep.app.farm
 
 The sweep starts one farmer per node (node_channel.py: directly on one node,
 through srun or mpirun on several) in the environment the copies get (the MPS
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import threading
 
-from . import nvsmi, procs
+from .. import nvsmi, procs
 from .copies import Copy, Farm, tail
 from .probe import ProbeError, run_probe
 

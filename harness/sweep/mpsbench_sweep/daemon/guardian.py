@@ -1,7 +1,7 @@
 """One MPS daemon per node, held by a guardian process on that node.
 
-    python3 -m mpsbench_sweep.mps_node serve --base-dir DIR --control PATH [...]
-    python3 -m mpsbench_sweep.mps_node cleanup --base-dir DIR --control PATH
+    python3 -m mpsbench_sweep.daemon.guardian serve --base-dir DIR --control PATH [...]
+    python3 -m mpsbench_sweep.daemon.guardian cleanup --base-dir DIR --control PATH
 
 `serve` starts the daemon (mps_daemon.Daemon), prints one JSON line
 {"event": "ready"|"failed", "host": ...}, then waits on stdin. A "stop" line,
@@ -26,8 +26,8 @@ import signal
 import socket
 import sys
 
+from ..node_channel import NodeChannel
 from .mps_daemon import Daemon, DaemonError, describe_foreign, find_foreign
-from .node_channel import NodeChannel
 
 
 class _Stop(Exception):
@@ -88,7 +88,7 @@ def cleanup(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m mpsbench_sweep.mps_node", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 -m mpsbench_sweep.daemon.guardian", description=__doc__.split("\n")[0])
     parser.add_argument("action", choices=["serve", "cleanup"])
     parser.add_argument("--base-dir", required=True, help="private directory; pipe/ and log/ go inside")
     parser.add_argument("--control", required=True, help="nvidia-cuda-mps-control to run")
