@@ -12,8 +12,13 @@ The window protocol (harness/sweep/README.md, "Farming an application"):
   The other copies' runs are then stopped (SIGTERM to their process groups,
   SIGKILL after a grace period): nothing more of this configuration will be
   reported as a measurement, and the sweep goes on with the next one.
-Every run gets its own process group, so stopping a run stops whatever it
-forked; runs stay in the farmer's session, so the sweep's cleanup finds them.
+Nothing of a run may outlive it: its processes would skew the later runs'
+timings. Every run gets its own process group, killed when the run ends (what
+it left in the background); a child it put in a session of its own is
+re-parented to the farmer (a subreaper: farm.py), where a watcher finds it
+within WATCH_S and kills it with everything below it; the count is reported
+as left_running. Each run asks for SIGKILL should its farmer die
+(lifetime.kill_on_parent_death).
 """
 import os
 import signal
@@ -23,8 +28,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
+from .. import procs
+from ..lifetime import kill_on_parent_death, reap, stray_children
+
 STOP_GRACE_S = 5.0
 STDERR_TAIL_BYTES = 2000
+WATCH_S = 0.25  # how often the farmer looks for processes a finished run left running
 
 
 @dataclass
@@ -64,6 +73,7 @@ class Window:
     window_s: float
     runs: List[Run]
     failure: Optional[Run]     # the first run that failed, if any
+    left_running: int = 0      # processes finished runs left behind, killed during the window
 
 
 def tail(path, limit=STDERR_TAIL_BYTES):
@@ -99,7 +109,7 @@ class Farm:
         stem = os.path.join(copy.directory, f"r{repetition}-{number}" if repetition >= 0 else "warmup")
         with open(stem + ".out", "wb") as out, open(stem + ".err", "wb") as err:
             proc = subprocess.Popen(self.argv, env=self._env(copy), stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=err, process_group=0, close_fds=True)
+                                    stderr=err, process_group=0, close_fds=True, preexec_fn=kill_on_parent_death)
         return proc, stem
 
     def _copy_loop(self, copy, repetition, barrier, clock, deadline_s, runs):
@@ -112,38 +122,58 @@ class Farm:
             started = time.monotonic()
             if number > 0 and started - clock[0] >= deadline_s:
                 break
-            with self._lock:
-                if self.failed.is_set() or self.aborted.is_set():
-                    break
-                try:
-                    proc, stem = self._start(copy, repetition, number)
-                except OSError as e:
-                    runs.append(self._unstartable(copy, repetition, number, started - clock[0], e))
-                    self.failed.set()
-                    break
-                self._running[copy.index] = proc
-            if self.on_start is not None:
-                self.on_start(copy, proc.pid)
-            rc = proc.wait()
-            ended = time.monotonic()
-            with self._lock:
-                self._running.pop(copy.index, None)
-                stopped = self.failed.is_set() and rc != 0
-            run = Run(copy.index, repetition, number, round(started - clock[0], 6), round(ended - started, 6),
-                      rc if rc >= 0 else None, -rc if rc < 0 else None, stem + ".out", stem + ".err", stopped)
+            run = self._one_run(copy, repetition, number, started, clock[0])
+            if run is None:
+                break
             runs.append(run)
-            if not run.succeeded and not stopped:
+            if not run.succeeded and not run.stopped:
                 self._fail()
                 break
             number += 1
             if repetition < 0:
                 break  # the warm-up is one run per copy
 
+    def _one_run(self, copy, repetition, number, started, start_of_window):
+        """One whole run of the copy; None when the window was stopped before it started."""
+        with self._lock:
+            if self.failed.is_set() or self.aborted.is_set():
+                return None
+            try:
+                proc, stem = self._start(copy, repetition, number)
+            except OSError as e:
+                return self._unstartable(copy, repetition, number, started - start_of_window, e)
+            self._running[copy.index] = proc
+        if self.on_start is not None:
+            self.on_start(copy, proc.pid)
+        rc = proc.wait()
+        ended = time.monotonic()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever the run left in its process group
+        except (ProcessLookupError, PermissionError):
+            pass
+        with self._lock:
+            self._running.pop(copy.index, None)
+            stopped = self.failed.is_set() and rc != 0
+        return Run(copy.index, repetition, number, round(started - start_of_window, 6), round(ended - started, 6),
+                   rc if rc >= 0 else None, -rc if rc < 0 else None, stem + ".out", stem + ".err", stopped)
+
     def _unstartable(self, copy, repetition, number, at, error):
         stem = os.path.join(copy.directory, f"r{repetition}-{number}" if repetition >= 0 else "warmup")
         with open(stem + ".err", "w") as f:
             f.write(f"cannot start {self.argv[0]}: {error.strerror or error}\n")
         return Run(copy.index, repetition, number, round(at, 6), 0.0, 127, None, stem + ".out", stem + ".err")
+
+    def _watch(self, stop, found):
+        """During a window: kills what finished runs left running in sessions of their own (re-parented to
+        us, the subreaper) and everything below them; counts them in found[0]."""
+        while not stop.wait(WATCH_S):
+            with self._lock:  # no run starts while we tell strays from runs
+                tracked = {p.pid for p in self._running.values()}
+                roots, zombies = stray_children(tracked, skip_own_group=True)
+                victims = procs.with_descendants(roots) if roots else set()
+                procs.signal_all(victims, signal.SIGKILL)
+            found[0] += len(victims)
+            reap(zombies)
 
     def _fail(self):
         """A run failed: stop the others (their results would not be reported anyway)."""
@@ -168,27 +198,34 @@ class Farm:
         threads = [threading.Thread(target=self._copy_loop, args=(c, repetition, barrier, clock, min_time_s,
                                                                  per_copy[c.index]), daemon=True)
                    for c in self.copies]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        stop_watching, left = threading.Event(), [0]
+        watcher = threading.Thread(target=self._watch, args=(stop_watching, left), daemon=True)
+        watcher.start()
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            stop_watching.set()
+            watcher.join()
         for c in self.copies:
             runs += per_copy[c.index]
         ends = [r.start_s + r.duration_s for r in runs]
         failure = next((r for r in sorted(runs, key=lambda r: r.start_s + r.duration_s)
                         if not r.succeeded and not r.stopped), None)
-        return Window(repetition, round(max(ends), 6) if ends else 0.0, runs, failure)
+        return Window(repetition, round(max(ends), 6) if ends else 0.0, runs, failure, left[0])
 
 
-def stop_processes(procs, grace=STOP_GRACE_S):
+def stop_processes(running, grace=STOP_GRACE_S):
     """SIGTERM to each run's process group, SIGKILL to those still there after the grace period."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for p in procs:
+        for p in running:
             if p.poll() is None:
                 try:
                     os.killpg(p.pid, sig)
                 except (ProcessLookupError, PermissionError):
                     pass
         deadline = time.monotonic() + grace
-        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+        while any(p.poll() is None for p in running) and time.monotonic() < deadline:
             time.sleep(0.05)

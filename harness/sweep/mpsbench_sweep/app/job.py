@@ -1,8 +1,8 @@
 """One configuration (mode, copies per GPU) of a farmed application, seen from the sweep.
 
 The sweep starts the farmers (farm.py: one per node, or one on this node for an
-MPI application, whose launcher spreads the ranks itself) in the mode's
-environment, sends them the configuration, and then, one step at a time
+MPI application, whose launcher spreads the ranks itself) under a keeper, in the
+mode's environment, sends them the configuration, and then, one step at a time
 so that every node starts each window together: `warmup`, `window 0`, `window 1`,
 ... and `end`. It checks what mpsbench-probe saw against the mode (a
 contradiction stops the sweep, as for the built-in kernels: exit 3), and turns
@@ -18,7 +18,7 @@ import time
 from .. import merge, safe_files
 from ..jobs.outcome import EXIT_FAILED, Stop
 from ..jobs.protocol import JobRun
-from ..jobs.session import end_session, helper_env
+from ..jobs.session import end_session, helper_env, kept
 from ..node_channel import NodeChannel
 from ..text import say
 from .context import app_context
@@ -58,12 +58,12 @@ class AppRun(JobRun):
                 "run_dir": self.run_dir}
 
     def launch(self):
-        self.channel = NodeChannel(self.farmers, self._env(), self.nodes)
+        self.channel = NodeChannel(kept(self.farmers), self._env(), self.nodes)
         self.channel.launch()
         self.proc = self.channel.proc
 
     def end(self):
-        """Ends the farmers and, through their session, every copy still running (all at once when the
+        """Ends the farmers and, through their keeper, every copy still running (all at once when the
         configuration did not end normally: a timeout, a failure, an interrupt)."""
         if self.channel is not None and self.channel.proc is not None:
             self.channel.close_input()
@@ -81,6 +81,9 @@ class AppRun(JobRun):
         if not interrupted:
             record["status"] = ("run_failed" if result["status"] != "ok" else
                                 "ok" if result["verified"] else "verification_failed")
+        if result["app"]["left_running"]:
+            say(f"{self.label}: the runs left {result['app']['left_running']} process(es) running after them; the "
+                "farmer ended them after each window, so they did not run into the next one")
         context = app_context(self.app, self.job, self.config, result, self.s.record.argv)
         try:
             merge.write_atomic(record["part_file"], merge.part_document(context, [result]))

@@ -12,7 +12,8 @@ From what the farmers reported (per node: the probe, the warm-up, one window per
 - `verified`: every run that exited 0, warm-up included, passed --app-check; each copy's `check`
   counts the same runs, so `verified` is true exactly when every copy's check is ok.
 The record's `app` object holds what is particular to an application: its name and command, the
-runs per repetition, runs/hour, the run-time figures, every failed run and check.
+runs per repetition, runs/hour, the run-time figures, every failed run and check, and how many
+processes the runs left running that the farmer ended after their window.
 """
 import math
 import shlex
@@ -93,7 +94,8 @@ class AppConfiguration:
         obj = dict(self.app)
         obj.update({"runs_per_repetition": runs_per_repetition or [], "runs_per_hour": None, "run_time_s": None,
                     "failed_runs": failed_runs(events)[:FAILED_RUNS_KEPT],
-                    "failed_checks": failed_checks(events)[:FAILED_RUNS_KEPT], "gpu_memory_bytes": self._memory()})
+                    "failed_checks": failed_checks(events)[:FAILED_RUNS_KEPT], "gpu_memory_bytes": self._memory(),
+                    "left_running": sum(e.get("left_running", 0) for e in events)})
         if run_times:
             obj["run_time_s"] = {"median": stats.median(run_times), "p95": stats.percentile(run_times, 95),
                                  "min": min(run_times), "max": max(run_times)}

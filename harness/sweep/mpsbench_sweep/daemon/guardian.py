@@ -15,7 +15,10 @@ Why a guardian process instead of calling the functions from the sweep:
   MPS phase because Slurm (proctrack/cgroup) kills what a step leaves behind;
 - every exit path: the guardian reads its stdin from the sweep, so even if the
   sweep is SIGKILLed (OOM killer, time limit) the guardian sees end of input and
-  removes the daemon. The sweep uses it on a single node too, started directly.
+  removes the daemon; where the sweep started it directly it also asks for
+  SIGTERM when the sweep dies (lifetime.die_with_parent), which interrupts a
+  daemon start in progress. The sweep uses it on a single node too. It is not
+  run under a keeper: a keeper would kill it before its cleanup is done.
 `cleanup` stops a daemon left behind at DIR (say, after the guardian itself was
 SIGKILLed) the same way.
 """
@@ -26,6 +29,7 @@ import signal
 import socket
 import sys
 
+from ..lifetime import die_with_parent
 from ..node_channel import NodeChannel
 from .mps_daemon import Daemon, DaemonError, describe_foreign, find_foreign
 
@@ -48,6 +52,9 @@ def _raise_stop(signum, frame):
 def serve(args):
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, _raise_stop)
+    if not die_with_parent(signal.SIGTERM):
+        _emit("failed", error="the sweep ended before the guardian started")
+        return 3
     daemon = Daemon(args.control, args.base_dir, args.log_copy_dir)
     ok = False
     try:

@@ -1,6 +1,6 @@
 """An mpsbench MPI job seen from the sweep: its output, its end, and what its exit status means.
 
-The job runs in a session of its own (session.py) through the launcher, writes its results to its part file
+The job runs under a keeper (session.py) through the launcher, writes its results to its part file
 and its output to the terminal and to its log (Tee). Its exit status decides (outcome.py): 0 and 1
 with a part file are results (1: one failed verification, the sweep goes on); 2 is mpsbench refusing
 its input before any work (the sweep stops with 2), unless the line says a rank's MPS state was wrong
@@ -18,7 +18,7 @@ from ..text import say
 from .environment import IN_SWEEP_VAR
 from .outcome import EXIT_FAILED, EXIT_INPUT, Stop
 from .protocol import JobRun
-from .session import end_session
+from .session import end_session, kept
 
 MPS_STATE_MISMATCH = re.compile(r"an MPS client|CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
 RANK_FIELDS = ("rank", "host", "gpu_index", "mps_enabled", "mps_active_thread_percentage", "context_memory_bytes",
@@ -112,7 +112,7 @@ class MpsbenchRun(JobRun):
         if os.path.lexists(self.part):
             os.unlink(self.part)  # a stale part must not pass for this job's results
         env = self.environment.env
-        self.proc = subprocess.Popen(self.command(), env=env, stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(kept(self.command()), env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         self.tee = Tee(self.proc, log)
 
