@@ -139,3 +139,18 @@ class SweepTestCase(unittest.TestCase):
     def foreign_pid(self, pipe):
         with open(os.path.join(pipe, "daemon.pid")) as f:
             return int(f.read())
+
+
+class OneLine:
+    """For a SweepTestCase: an input the sweep must refuse with one line, exit status 2, no traceback and no
+    raw control character."""
+
+    def refused(self, args, *expected, **env):
+        r = self.sweep(args, **env)
+        self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertNotIn("\x1b", r.stderr)
+        for words in expected:
+            self.assertIn(words, r.stderr)
+        return r

@@ -18,7 +18,9 @@ it left in the background); a child it put in a session of its own is
 re-parented to the farmer (a subreaper: farm.py), where a watcher finds it
 within WATCH_S and kills it with everything below it; the count is reported
 as left_running. Each run asks for SIGKILL should its farmer die
-(lifetime.kill_on_parent_death).
+(lifetime.kill_on_parent_death). Anything that goes wrong in a copy's thread,
+an output file that cannot be created included, is a failed run that fails the
+configuration: never a thread's traceback and a window cut short.
 """
 import os
 import signal
@@ -58,6 +60,7 @@ class Run:
     stderr: str
     stopped: bool = False      # ended by us because another run failed
     check_exit_code: Optional[int] = None
+    start_error: Optional[str] = None  # why the run could not start (exit_code 127)
 
     @property
     def succeeded(self):
@@ -118,20 +121,25 @@ class Farm:
         except threading.BrokenBarrierError:
             return
         number = 0
-        while not self.failed.is_set() and not self.aborted.is_set():
-            started = time.monotonic()
-            if number > 0 and started - clock[0] >= deadline_s:
-                break
-            run = self._one_run(copy, repetition, number, started, clock[0])
-            if run is None:
-                break
-            runs.append(run)
-            if not run.succeeded and not run.stopped:
-                self._fail()
-                break
-            number += 1
-            if repetition < 0:
-                break  # the warm-up is one run per copy
+        try:
+            while not self.failed.is_set() and not self.aborted.is_set():
+                started = time.monotonic()
+                if number > 0 and started - clock[0] >= deadline_s:
+                    break
+                run = self._one_run(copy, repetition, number, started, clock[0])
+                if run is None:
+                    break
+                runs.append(run)
+                if not run.succeeded and not run.stopped:
+                    self._fail()
+                    break
+                number += 1
+                if repetition < 0:
+                    break  # the warm-up is one run per copy
+        except BaseException as e:  # noqa: B902 - a thread's failure is the configuration's, never a traceback
+            runs.append(self._unstartable(copy, repetition, number, time.monotonic() - clock[0],
+                                          f"the farmer's thread for this copy failed: {e!r}"))
+            self._fail()
 
     def _one_run(self, copy, repetition, number, started, start_of_window):
         """One whole run of the copy; None when the window was stopped before it started."""
@@ -141,7 +149,9 @@ class Farm:
             try:
                 proc, stem = self._start(copy, repetition, number)
             except OSError as e:
-                return self._unstartable(copy, repetition, number, started - start_of_window, e)
+                return self._unstartable(copy, repetition, number, started - start_of_window,
+                                         f"cannot start {self.argv[0]}: {e.strerror or e}"
+                                         + (f" ({e.filename})" if e.filename else ""))
             self._running[copy.index] = proc
         if self.on_start is not None:
             self.on_start(copy, proc.pid)
@@ -157,11 +167,12 @@ class Farm:
         return Run(copy.index, repetition, number, round(started - start_of_window, 6), round(ended - started, 6),
                    rc if rc >= 0 else None, -rc if rc < 0 else None, stem + ".out", stem + ".err", stopped)
 
-    def _unstartable(self, copy, repetition, number, at, error):
+    def _unstartable(self, copy, repetition, number, at, why):
+        """A run that did not start: failed with status 127, as a shell says it; nothing is written (its
+        directory may be what is missing)."""
         stem = os.path.join(copy.directory, f"r{repetition}-{number}" if repetition >= 0 else "warmup")
-        with open(stem + ".err", "w") as f:
-            f.write(f"cannot start {self.argv[0]}: {error.strerror or error}\n")
-        return Run(copy.index, repetition, number, round(at, 6), 0.0, 127, None, stem + ".out", stem + ".err")
+        return Run(copy.index, repetition, number, round(at, 6), 0.0, 127, None, stem + ".out", stem + ".err",
+                   start_error=why)
 
     def _watch(self, stop, found):
         """During a window: kills what finished runs left running in sessions of their own (re-parented to

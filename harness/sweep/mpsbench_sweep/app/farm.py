@@ -10,7 +10,8 @@ line (Spec below), then the commands `warmup`, `window R` (R = 0, 1, ...) and
 per step, `{"event": ..., "host": ...}`:
   probed   the GPUs this node uses (copy i on GPU i mod G of what it sees, by
            UUID) and, per GPU, what mpsbench-probe saw in the copies' environment
-  failed   this node cannot run the configuration (no probe, too few GPUs)
+  failed   this node cannot run the configuration (no probe, too few GPUs, its
+           run directory removed)
   warm     the warm-up runs (one per copy, untimed)
   window   one timed window: its length, every run, the first failure, the
            largest GPU memory each copy used (nvidia-smi, sampled once a second)
@@ -185,13 +186,25 @@ class Commands:
         return self.lines.get()
 
 
+def _directory_id(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def serve(stdin=sys.stdin):
     first = stdin.readline()
     if not first:
         return 0
     spec = json.loads(first)
     host_dir = os.path.join(spec["run_dir"], socket.gethostname())
-    os.makedirs(host_dir, exist_ok=True)
+    try:
+        os.makedirs(host_dir, exist_ok=True)
+    except OSError as e:
+        _emit("failed", error=f"cannot create the run directory {host_dir}: {e.strerror or e}")
+        return 3
     probe = {}
     if spec["device"] == "gpu":
         try:
@@ -201,7 +214,12 @@ def serve(stdin=sys.stdin):
             return 3
     else:
         gpus, states = [], []
-    copies = build_copies(spec, gpus, host_dir)
+    try:
+        copies = build_copies(spec, gpus, host_dir)
+    except OSError as e:
+        _emit("failed", error=f"cannot create the copies' directories in {host_dir}: {e.strerror or e}")
+        return 3
+    where = _directory_id(host_dir)
     _emit("probed", gpus=gpus, states=states, cuda=probe.get("cuda"),
           build={k: probe.get(k) for k in ("version", "git_commit", "git_dirty")})
     farm = Farm(spec["argv"], copies, os.environ)
@@ -222,6 +240,11 @@ def serve(stdin=sys.stdin):
                 break  # the input ended during the window: the sweep has ended this configuration
             # What the runs left running must not time the next window: ended before it starts.
             left = window.left_running + end_strays(LEFTOVER_GRACE_S, skip_own_group=True)
+            if _directory_id(host_dir) != where:
+                _emit("failed", error=f"the run directory {host_dir} was removed or replaced during "
+                                      f"{'the warm-up' if repetition < 0 else f'window {repetition + 1}'}: "
+                                      "the runs' outputs are gone")
+                return 3
             if spec.get("check"):
                 check_runs(spec["check"], window.runs, os.environ)
             keep_only_useful_outputs(window.runs)

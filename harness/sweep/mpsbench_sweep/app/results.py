@@ -30,7 +30,9 @@ def counted(run):
 
 
 def describe_run(run, host):
-    if run["signal"] is not None:
+    if run.get("start_error"):
+        how = f"could not start: {run['start_error']}"
+    elif run["signal"] is not None:
         how = f"was killed by signal {run['signal']}"
     else:
         how = f"exited with status {run['exit_code']}"
