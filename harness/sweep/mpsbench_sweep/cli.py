@@ -9,7 +9,7 @@ import sys
 from mpsbench_core import modes as registry
 from mpsbench_core.verdict import GAIN_THRESHOLD
 
-from . import configure
+from . import configure, workdir
 from .app.settings import DEFAULT_APP_MODES
 from .inputs import InputError
 from .jobs.outcome import EXIT_INPUT
@@ -32,7 +32,8 @@ and --output itself)."""
 EPILOG = """\
 exit status: 0 all jobs ran and every result verified (--client-ramp: the step
 past the limit may fail, that is its finding); 1 a result failed verification;
-2 bad input, preflight failure, a daemon not started by the sweep (with
+2 bad input, preflight failure (the work directory in use by another sweep
+included), a daemon not started by the sweep (with
 --existing-daemon refuse), another user's MPS processes (with --other-mps-users
 refuse) or a job rejected its input; 3 a job crashed,
 timed out or its ranks had the wrong MPS state, or the MPS daemon failed;
@@ -106,10 +107,11 @@ def build_parser():
     a("--output", default=None, metavar="PATH",
       help="merged results (default: mpsbench-sweep-DATE-TIME.json, never overwriting an earlier file); an "
            "existing regular file is replaced, anything else there (a link, a directory, a FIFO, a device) is "
-           "refused")
+           "refused, and so is a file the sweep itself writes in its work directory")
     a("--workdir", default=None, metavar="DIR",
       help="part files, job logs, MPS logs, sweep.json (default: OUTPUT without .json, plus -work); created if "
-           "missing, else it must be a directory of yours that no other user can write in")
+           "missing, else it must be a directory of yours that no other user can write in; one sweep at a time "
+           "(a lock: a second sweep there exits 2)")
     a("--gain-threshold", type=float, default=GAIN_THRESHOLD, metavar="X",
       help="the MPS gain over timeslice that pays off, for the verdict lines after the table (default: "
            "%(default)g)")
@@ -152,7 +154,11 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         settings = configure.settings_from(argv, build_parser())
+        lock = workdir.claim(settings.workdir)  # held until the sweep exits, however it exits
     except (InputError, LauncherError) as e:
         print(f"mpsbench-sweep: error: {e}", file=sys.stderr)
         return EXIT_INPUT
-    return Runner(settings).run()
+    try:
+        return Runner(settings).run()
+    finally:
+        lock.release()

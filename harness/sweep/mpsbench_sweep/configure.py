@@ -11,7 +11,7 @@ import os
 from mpsbench_core import modes as registry
 from mpsbench_core.sweep_settings import SweepRecord
 
-from . import nvsmi, safe_files
+from . import nvsmi, safe_files, workdir
 from .app.settings import APP_ONLY_FLAGS, DEFAULT_APP_MODES, app_settings, check_app_modes
 from .inputs import InputError, choice_list, integer_list, is_decimal
 from .launcher import Launcher
@@ -204,6 +204,7 @@ def settings_from(argv, parser):
         launcher.node_command(["true"], nodes)  # raises when there is no way to reach every node
     output = os.path.abspath(args.output or _default_output())
     work = os.path.abspath(args.workdir or (output[:-5] if output.endswith(".json") else output) + "-work")
+    workdir.check_output(output, work)
     for flag, check, path in (("--output", safe_files.check_target, output), ("--workdir", safe_files.own_directory,
                                                                                work)):
         try:
