@@ -1,7 +1,8 @@
 """Command line of mpsbench-sweep: the options, their help, and main().
 
-configure.py turns the parsed options into the frozen settings, checked (an error is one line and exit
-status 2), the runner runs them.
+Every value is checked as it is parsed (inputs.py: ASCII decimal, within mpsbench's own limits); an
+error is one line and exit status 2, argparse's own included. configure.py turns the parsed options
+into the frozen settings, the runner runs them.
 """
 import argparse
 import sys
@@ -10,11 +11,18 @@ from mpsbench_core import modes as registry
 from mpsbench_core.verdict import GAIN_THRESHOLD
 
 from . import configure, workdir
-from .app.settings import DEFAULT_APP_MODES
-from .inputs import InputError
+from .app.settings import DEFAULT_APP_MODES, MAX_MIN_TIME_S, MAX_REPETITIONS
+from .inputs import InputError, integer, seconds
 from .jobs.outcome import EXIT_INPUT
 from .launcher import LauncherError
 from .runner import Runner
+from .text import printable
+
+MAX_NODES = 100000
+MAX_GPUS_PER_NODE = 1024       # mpsbench's --gpus: device indices 0-1023
+MAX_RANKS_PER_GPU = 4096
+MAX_TIMEOUT_S = 1e6            # mpsbench's --timeout limit
+MAX_DAEMON_WAIT_S = 3600.0
 
 DESCRIPTION = """\
 Runs the whole GPU-sharing comparison: one mpsbench MPI job per mode (timeslice,
@@ -31,7 +39,8 @@ and --output itself)."""
 
 EPILOG = """\
 exit status: 0 all jobs ran and every result verified (--client-ramp: the step
-past the limit may fail, that is its finding); 1 a result failed verification;
+past the limit may fail, that is its finding); 1 a result failed verification
+or an application's configuration failed;
 2 bad input, preflight failure (the work directory in use by another sweep
 included), a daemon not started by the sweep (with
 --existing-daemon refuse), another user's MPS processes (with --other-mps-users
@@ -45,10 +54,37 @@ examples (one GPU node):
   harness/mpsbench-sweep --client-ramp"""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but an error is one escaped line (no usage block): as every other error of the sweep."""
+
+    def error(self, message):
+        self.exit(EXIT_INPUT, f"{self.prog}: error: {printable(message)} (see --help)\n")
+
+
+def whole(flag, low, high):
+    def parse(text):
+        try:
+            return integer(flag, text, low, high)
+        except InputError as e:
+            raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
+    parse.__name__ = "whole number"
+    return parse
+
+
+def number(flag, high):
+    def parse(text):
+        try:
+            return seconds(flag, text, 0.0, high)
+        except InputError as e:
+            raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
+    parse.__name__ = "number"
+    return parse
+
+
 def build_parser():
-    p = argparse.ArgumentParser(prog="mpsbench-sweep", description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                usage="%(prog)s [options] [-- MPSBENCH-OPTIONS...]")
+    p = OneLineParser(prog="mpsbench-sweep", description=DESCRIPTION, epilog=EPILOG,
+                      formatter_class=argparse.RawDescriptionHelpFormatter,
+                      usage="%(prog)s [options] [-- MPSBENCH-OPTIONS...]")
     a = p.add_argument
     a("--modes", default=None, metavar="LIST",
       help=f"sharing modes to compare, run in this order; also mps-mem (with --mem-limits) and green (SM "
@@ -68,10 +104,10 @@ def build_parser():
       help="how many clients share one GPU: mode mps, one job per k = 1, 2, 4, ... up to the MPS client limit "
            "and one past it, with --preset client-ramp before the options after --; a table of throughput, "
            "context memory per rank and MPS server memory per k (console and sweep.json) (default: off)")
-    a("--gpus-per-node", type=int, default=None, metavar="G",
+    a("--gpus-per-node", type=whole("--gpus-per-node", 1, MAX_GPUS_PER_NODE), default=None, metavar="G",
       help="GPUs each node uses (default: the count in CUDA_VISIBLE_DEVICES, else `nvidia-smi -L`, "
            "else 1, said so; 1 with --device cpu)")
-    a("--nodes", type=int, default=None, metavar="N",
+    a("--nodes", type=whole("--nodes", 1, MAX_NODES), default=None, metavar="N",
       help="nodes of the job (default: SLURM_NNODES inside a Slurm allocation, else 1)")
     a("--launcher", default="auto", metavar="auto|mpirun|srun|TEMPLATE",
       help="how jobs start (default: auto = srun inside a Slurm allocation, else mpirun); a TEMPLATE such as "
@@ -91,17 +127,17 @@ def build_parser():
     a("--other-mps-users", choices=("refuse", "go-on"), default="refuse",
       help="an MPS server or daemon of another user runs here, or serves another user's clients: refuse to run "
            "(exit 2), or go on and record it (default: %(default)s)")
-    a("--mps-client-limit", type=int, default=None, metavar="N",
+    a("--mps-client-limit", type=whole("--mps-client-limit", 1, MAX_RANKS_PER_GPU), default=None, metavar="N",
       help="MPS clients an MPS server accepts per GPU (default: 48; 16 when nvidia-smi reports a GPU older "
            "than Volta; --client-ramp: what the daemon answers to get_default_client_limit, if it does)")
-    a("--mps-ready-timeout", type=float, default=15.0, metavar="S",
+    a("--mps-ready-timeout", type=number("--mps-ready-timeout", MAX_DAEMON_WAIT_S), default=15.0, metavar="S",
       help="seconds for a new daemon to answer get_server_list (default: %(default)g)")
-    a("--mps-quit-timeout", type=float, default=10.0, metavar="S",
+    a("--mps-quit-timeout", type=number("--mps-quit-timeout", MAX_DAEMON_WAIT_S), default=10.0, metavar="S",
       help="seconds for the quit command to return (default: %(default)g)")
-    a("--mps-quit-grace", type=float, default=10.0, metavar="S",
+    a("--mps-quit-grace", type=number("--mps-quit-grace", MAX_DAEMON_WAIT_S), default=10.0, metavar="S",
       help="seconds for the daemon and its server to exit after quit before SIGTERM, then SIGKILL "
            "(default: %(default)g)")
-    a("--timeout", type=float, default=None, metavar="S",
+    a("--timeout", type=number("--timeout", MAX_TIMEOUT_S), default=None, metavar="S",
       help="longest a job may run before it is killed and the sweep stops with exit 3 (default: 3600; 600 with "
            "--client-ramp, whose step past the limit is then recorded as failed)")
     a("--output", default=None, metavar="PATH",
@@ -112,7 +148,7 @@ def build_parser():
       help="part files, job logs, MPS logs, sweep.json (default: OUTPUT without .json, plus -work); created if "
            "missing, else it must be a directory of yours that no other user can write in; one sweep at a time "
            "(a lock: a second sweep there exits 2)")
-    a("--gain-threshold", type=float, default=GAIN_THRESHOLD, metavar="X",
+    a("--gain-threshold", type=number("--gain-threshold", 1000.0), default=GAIN_THRESHOLD, metavar="X",
       help="the MPS gain over timeslice that pays off, for the verdict lines after the table (default: "
            "%(default)g)")
     a("--keep-parts", action="store_true",
@@ -124,7 +160,8 @@ def build_parser():
            "CUDA_VISIBLE_DEVICES) for every mode and k; one string, split as a shell would, never run through a "
            "shell (write sh -c '...' for one); modes timeslice, mps, mps-qos (default: none: mpsbench runs)")
     a("--app-name", default=None, metavar="NAME",
-      help="its name in the results (default: the program's base name; for an interpreter, the script's)")
+      help="its name in the results and on the terminal: printable, at most 200 characters (default: the "
+           "program's base name; for an interpreter, the script's)")
     a("--app-check", default=None, metavar="'COMMAND ARGS'",
       help="run after each run with MPSBENCH_APP_STDOUT (and MPSBENCH_APP_STDERR) naming that run's output "
            "files; the run counts only when it exits 0 (checks run after each window, outside the timing) "
@@ -133,10 +170,11 @@ def build_parser():
       help="the command is an MPI program: each run is one whole launch of k x G ranks per node through this "
            "launcher; each rank sees one GPU, node-local rank mod G (harness/sweep/app-rank-gpu) (default: "
            "none: separate copies)")
-    a("--min-time", type=float, default=10.0, metavar="S",
+    a("--min-time", type=number("--min-time", MAX_MIN_TIME_S), default=10.0, metavar="S",
       help="--app: copies start new runs until S seconds have passed; the window ends when the last run "
            "ends (default: %(default)g)")
-    a("--repetitions", type=int, default=3, metavar="N", help="--app: timed windows per configuration "
+    a("--repetitions", type=whole("--repetitions", 1, MAX_REPETITIONS), default=3, metavar="N",
+      help="--app: timed windows per configuration "
                                                                "(default: %(default)s)")
     a("--no-warmup", action="store_true",
       help="--app: no untimed first run per copy before the windows (default: one warm-up run each)")
@@ -156,7 +194,7 @@ def main(argv=None):
         settings = configure.settings_from(argv, build_parser())
         lock = workdir.claim(settings.workdir)  # held until the sweep exits, however it exits
     except (InputError, LauncherError) as e:
-        print(f"mpsbench-sweep: error: {e}", file=sys.stderr)
+        print(f"mpsbench-sweep: error: {printable(e)}", file=sys.stderr)
         return EXIT_INPUT
     try:
         return Runner(settings).run()

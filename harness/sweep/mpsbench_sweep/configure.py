@@ -13,7 +13,7 @@ from mpsbench_core.sweep_settings import SweepRecord
 
 from . import nvsmi, safe_files, workdir
 from .app.settings import APP_ONLY_FLAGS, DEFAULT_APP_MODES, app_settings, check_app_modes
-from .inputs import InputError, choice_list, integer_list, is_decimal
+from .inputs import InputError, choice_list, integer, integer_list, is_decimal
 from .launcher import Launcher
 from .locate import default_program
 from .passthrough import gpu_indices, gpu_items, passthrough_options
@@ -83,20 +83,12 @@ def _device_ordinals(passthrough, gpus_per_node):
 def _nodes(args):
     if args.nodes is not None:
         return args.nodes
-    env_nodes = os.environ.get("SLURM_NNODES") or os.environ.get("SLURM_JOB_NUM_NODES")
-    return int(env_nodes) if env_nodes and env_nodes.isdigit() and os.environ.get("SLURM_JOB_ID") else 1
-
-
-def _check_numbers(args, nodes, timeout):
-    if nodes < 1 or (args.gpus_per_node is not None and args.gpus_per_node < 1):
-        raise InputError("--nodes and --gpus-per-node must be at least 1")
-    if args.mps_client_limit is not None and args.mps_client_limit < 1:
-        raise InputError("--mps-client-limit: must be at least 1")
-    for flag, value in (("timeout", timeout), ("mps_ready_timeout", args.mps_ready_timeout),
-                        ("mps_quit_timeout", args.mps_quit_timeout), ("mps_quit_grace", args.mps_quit_grace),
-                        ("gain_threshold", args.gain_threshold)):
-        if not value > 0:
-            raise InputError(f"--{flag.replace('_', '-')}: must be positive")
+    if not os.environ.get("SLURM_JOB_ID"):
+        return 1
+    for var in ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"):
+        if os.environ.get(var):
+            return integer(var, os.environ[var], 1, 100000)
+    return 1
 
 
 def _ramp_options(args, parser):
@@ -175,7 +167,6 @@ def settings_from(argv, parser):
         modes, ranks = _mix_plan(args, parser, modes, passthrough["mix"])
     nodes = _nodes(args)
     timeout = args.timeout if args.timeout is not None else 600.0 if args.client_ramp else 3600.0
-    _check_numbers(args, nodes, timeout)
     device = args.device if farming else passthrough.get("device", "auto")
     if farming:
         passthrough["device"] = device

@@ -3,14 +3,15 @@
 console_report(doc, threshold) works on any results file (every schema version, every kind of record),
 so it can be checked against `mpsbench-analyze verdict` on the same file: the verdict lines are
 mpsbench_core.verdict's, the figures are formatted by mpsbench_core.units, the columns follow the
-mode registry (mpsbench_core.modes).
+mode registry (mpsbench_core.modes). Every cell is escaped (text.printable): names come from the file.
 
 The table: one row per kernel (or application, or mix), precision, parameters, size and ranks per GPU;
 one column per mode with the median of the record's headline metric. A mode whose label carries a
 setting the user chose for it alone (mps-mem: the memory limit) gets one column per setting; one whose
 setting follows k by default (mps-qos: 100/k percent) gets one column per setting only where a row has
-several, else one column and a note listing the setting per k. Then ratios between modes where both have one column: MPS gain = mps / timeslice,
-mps/streams, ts/streams, green/qos; and `verified` over all modes.
+several, else one column and a note listing the setting per k. Then ratios between modes where both
+have one column: MPS gain = mps / timeslice, mps/streams, ts/streams, green/qos; and `verified` over all
+modes.
 """
 from mpsbench_core import modes as registry
 from mpsbench_core import records, stats
@@ -18,6 +19,7 @@ from mpsbench_core.units import format_si
 from mpsbench_core.verdict import GAIN_THRESHOLD, KernelVerdict, verdict_lines, verdicts
 
 from .plan import MEM_FIELD, QOS_FIELD
+from .text import printable
 
 RATIOS = (("MPS gain", "mps", "timeslice"), ("mps/streams", "mps", "streams"), ("ts/streams", "timeslice", "streams"),
           ("green/qos", "green", "mps-qos"))
@@ -95,13 +97,14 @@ def console_report(doc, threshold=None):
         titles = {(c[0], c[1]): c[2] for c in columns}
         failed = sorted({titles.get(c, c[0]) for c, r in cells.items() if not r.verified})
         line.append("yes" if not failed else "NO: " + ",".join(failed))
-        lines.append(line)
+        lines.append([printable(c) for c in line])
     left = 3 if with_params else 2
     widths = [max(len(l[i]) for l in lines) for i in range(len(header))]
     text = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(l, widths)))
             for l in lines]
     found = verdicts(results, threshold)
-    return "\n".join(text + [""] + _notes(ratios, setting_notes, found, threshold) + [""] + verdict_lines(found))
+    verdict = [printable(line) for line in verdict_lines(found)]
+    return "\n".join(text + [""] + _notes(ratios, setting_notes, found, threshold) + [""] + verdict)
 
 
 def _notes(ratios, setting_notes, found, threshold):
@@ -116,8 +119,8 @@ def _notes(ratios, setting_notes, found, threshold):
                      "kernel_details.green_context_sm_count)")
     for mode, per_k in setting_notes.items():
         field = registry.BY_NAME[mode].label_field if mode in registry.BY_NAME else None
-        notes.append(f"{mode}: {SETTING_VARIABLES.get(field, field)} per ranks/gpu: "
-                     + ", ".join(f"{k}: {v}" for k, v in per_k.items()))
+        notes.append(printable(f"{mode}: {SETTING_VARIABLES.get(field, field)} per ranks/gpu: "
+                               + ", ".join(f"{k}: {v}" for k, v in per_k.items())))
     if any(isinstance(v, KernelVerdict) and v.outcome != "none" for v in found):
         notes.append(f"how the verdict reads: at each size k = the ranks per GPU where mps is fastest (of those "
                      f"measured in timeslice too), MPS gain = mps / timeslice at k; MPS pays off at a gain of "
@@ -139,7 +142,7 @@ def memory_summary(sweep):
         context = stats.median(per_rank) if per_rank else None
         server = (job.get("daemon") or {}).get("mps_server_memory_bytes")
         known = known or context is not None or server is not None
-        lines.append(f"  {job['label']:<24} context per rank {_mib(context):>9}   MPS server {_mib(server):>9}")
+        lines.append(f"  {printable(job['label']):<24} context per rank {_mib(context):>9}   MPS server {_mib(server):>9}")
     if not known:
         return ""
     return "GPU memory (median context of a rank; MPS server peak, from nvidia-smi):\n" + "\n".join(lines)

@@ -19,12 +19,12 @@ from typing import Optional, Tuple
 from mpsbench_core import modes as registry
 from mpsbench_core.sweep_settings import SweepRecord
 
-from .inputs import InputError, items
+from .inputs import InputError, integer, items
 from .text import quoted
 
 QOS_FIELD = "mps_active_thread_percentage"
 MEM_FIELD = "mps_pinned_device_mem_limit"
-MEM_LIMIT = re.compile(r"^([1-9][0-9]{0,15})([KMG])(B?)$", re.IGNORECASE)
+MEM_LIMIT = re.compile(r"([1-9][0-9]{0,15})([KMG])(B?)", re.ASCII | re.IGNORECASE)
 MEM_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30}
 
 
@@ -77,7 +77,7 @@ def parse_mem_limits(text):
     reads the suffixes itself; sizes are counted in binary multiples (1G = 2^30 bytes) only to sort them."""
     out = {}
     for item in items("--mem-limits", text):
-        m = MEM_LIMIT.match(item)
+        m = MEM_LIMIT.fullmatch(item)
         if m is None:
             raise InputError(f"--mem-limits: {quoted(item)} is not a memory size with a K, M or G suffix "
                              "(e.g. 2G, 512M)")
@@ -86,7 +86,7 @@ def parse_mem_limits(text):
 
 
 def mem_limit_bytes(limit):
-    m = MEM_LIMIT.match(limit or "")
+    m = MEM_LIMIT.fullmatch(limit or "")
     return int(m.group(1)) * MEM_UNITS[m.group(2).upper()] if m else 0
 
 
@@ -100,11 +100,11 @@ def mix_ranks(text):
     """The active ranks per GPU of mpsbench's --mix TENANT:RANKS,...: the sum of its tenants' ranks (mpsbench
     checks the rest of the text itself)."""
     total = 0
-    for item in text.split(","):
+    for item in items("--mix after --", text):
         _, sep, ranks = item.rpartition(":")
-        if not sep or not ranks.isdigit() or int(ranks) < 1:
+        if not sep:
             raise InputError(f"--mix after --: {quoted(item)} is not TENANT:RANKS (e.g. matmul:4,inference:4)")
-        total += int(ranks)
+        total += integer(f"--mix after --, tenant {quoted(item)}", ranks, 1, 1 << 20)
     return total
 
 

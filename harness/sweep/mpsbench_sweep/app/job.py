@@ -20,7 +20,7 @@ from ..jobs.outcome import EXIT_FAILED, Stop
 from ..jobs.protocol import JobRun
 from ..jobs.session import end_session, helper_env, kept
 from ..node_channel import NodeChannel
-from ..text import say
+from ..text import printable, say
 from .context import app_context
 from .probe import state_problem
 from .results import AppConfiguration, describe_run
@@ -154,8 +154,8 @@ class AppRun(JobRun):
             for run in event["runs"]:
                 if run["exit_code"] != 0 and not run["stopped"]:
                     tail = run.get("stderr_tail", "").strip().splitlines()
-                    self.config.fail(describe_run(run, event["host"]) + (f"; stderr ends: {tail[-1][:200]}"
-                                                                         if tail else ""))
+                    self.config.fail(printable(describe_run(run, event["host"])
+                                               + (f"; stderr ends: {tail[-1][:200]}" if tail else "")))
                     return True
         return False
 

@@ -2,7 +2,8 @@
 
 `--app 'COMMAND ARGS'` is split as a shell would split it (shlex) and run directly, never through
 a shell: a user who wants one writes `sh -c '...'`. Everything here is checked before anything
-starts (exit 2, one line).
+starts (exit 2, one line). The application's name goes into the results and onto the terminal:
+a name given with --app-name must be printable; one taken from the command is escaped (text.py).
 """
 import os
 import shlex
@@ -16,7 +17,7 @@ from ..launcher import Launcher, LauncherError
 from ..locate import default_program
 from ..plan import MEM_FIELD
 from ..preflight import executable
-from ..text import quoted
+from ..text import printable, quoted
 from .results import app_identity
 
 SWEEP_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -29,17 +30,25 @@ INTERPRETERS = {"python", "python3", "bash", "sh", "dash", "zsh", "perl", "ruby"
                 "env", "apptainer", "singularity"}
 RANK_VARS = ("MPSBENCH_GPUS_PER_NODE", "MPSBENCH_DEVICE")
 APP_ONLY_FLAGS = ("app_name", "app_check", "app_launcher", "no_warmup", "device", "probe", "min_time", "repetitions")
+MAX_NAME = 200
 MAX_MIN_TIME_S = 86400.0
 MAX_REPETITIONS = 1000
 
 
 def default_name(argv):
-    """The program's base name; for an interpreter, its script's name (python3 farm.py -> farm)."""
+    """The program's base name; for an interpreter, its script's name (python3 farm.py -> farm); escaped."""
     name = os.path.basename(argv[0])
     if (name.rstrip("0123456789.") in INTERPRETERS or name in INTERPRETERS) and "-c" not in argv[1:]:
         script = next((a for a in argv[1:] if not a.startswith("-")), None)
         if script is not None:
             name = os.path.splitext(os.path.basename(script))[0] or name
+    return printable(name)[:MAX_NAME] or "app"
+
+
+def check_name(name):
+    if not name or printable(name) != name or len(name) > MAX_NAME:
+        raise InputError(f"--app-name: {quoted(name)} must be 1 to {MAX_NAME} printable characters (no control "
+                         "characters: it is shown on the terminal and stored in the results)")
     return name
 
 
@@ -102,17 +111,13 @@ def app_settings(args, nodes, gpus_per_node, node_gpus):
     """AppSettings from the parsed arguments, or InputError naming the bad value."""
     argv = split_command("--app", args.app)
     check = split_command("--app-check", args.app_check) if args.app_check else None
-    name = args.app_name or default_name(argv)
+    name = check_name(args.app_name) if args.app_name is not None else default_name(argv)
     launcher = None
     if args.app_launcher:
         try:
             launcher = Launcher(args.app_launcher, "auto")
         except LauncherError as e:
             raise InputError(str(e).replace("--launcher", "--app-launcher")) from None
-    if not args.min_time > 0 or args.min_time > MAX_MIN_TIME_S:
-        raise InputError(f"--min-time: {args.min_time:g} must be in (0, {MAX_MIN_TIME_S:g}] seconds")
-    if not 1 <= args.repetitions <= MAX_REPETITIONS:
-        raise InputError(f"--repetitions: {args.repetitions} must be in [1, {MAX_REPETITIONS}]")
     device, note = args.device, ""
     if device == "auto":
         device = "gpu" if node_gpus or os.environ.get("CUDA_VISIBLE_DEVICES") else "cpu"

@@ -14,7 +14,7 @@ import sys
 import threading
 
 from .. import merge, safe_files
-from ..text import say
+from ..text import printable, say
 from .environment import IN_SWEEP_VAR
 from .outcome import EXIT_FAILED, EXIT_INPUT, Stop
 from .protocol import JobRun
@@ -43,19 +43,25 @@ class Tee:
         for raw in iter(stream.readline, b""):
             line = raw.decode(errors="replace")
             with self.lock:
-                out.write(line)
-                out.flush()
-                self.log.write(line)
+                try:
+                    out.write(line)
+                    out.flush()
+                    self.log.write(line)
+                except (OSError, ValueError):
+                    pass  # a full disk or a closed terminal must not stop us reading (the job would block)
                 if line.startswith(("mpsbench: error:", "mpsbench: fatal:")):
-                    self.errors.append(line.strip())
+                    self.errors.append(printable(line.strip()))
                 if out is sys.stderr and line.strip():
-                    self.tail.append(line.strip()[:500])
+                    self.tail.append(printable(line.strip()[:500]))
 
     def close(self, timeout=5.0):
         for t in self.threads:
             t.join(timeout)  # a stray process still holding the pipe must not block us
         with self.lock:
-            self.log.close()
+            try:
+                self.log.close()
+            except OSError:
+                pass
         return self.errors[0] if self.errors else None
 
 

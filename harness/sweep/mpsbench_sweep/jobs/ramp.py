@@ -21,8 +21,9 @@ from dataclasses import replace
 from mpsbench_core.units import format_si
 
 from ..daemon.mps_daemon import control
+from ..inputs import decimal_or_none
 from ..plan import Plan, plan_ramp
-from ..text import say
+from ..text import printable, say
 from .mpsbench_job import MpsbenchRun
 from .outcome import Stop
 
@@ -88,7 +89,8 @@ def parse_limit(answer):
     """The control program's answer to GET_LIMIT_COMMAND as a positive integer, or None (an older daemon
     answers with an error message, or not at all)."""
     words = (answer or "").split()
-    return int(words[0]) if len(words) == 1 and words[0].isdigit() and int(words[0]) > 0 else None
+    value = decimal_or_none(words[0]) if len(words) == 1 else None
+    return value if value else None
 
 
 def step(job, record, doc, tail, timeout):
@@ -157,7 +159,7 @@ def table(ramp):
         values = [r for r in s["results"] if r["aggregate_median"] is not None]
         through = " / ".join(format_si(r["aggregate_median"], r["unit"]) for r in values) or "-"
         per_rank = " / ".join(format_si(r["aggregate_median"] / s["ranks"], r["unit"]) for r in values) or "-"
-        error = (s["error"] or "")
+        error = printable(s["error"] or "")
         lines.append([str(s["clients_per_gpu"]) + (" (past)" if s["past_limit"] else ""), str(s["ranks"]),
                       s["status"], through, per_rank, _mib(s["context_memory_bytes_median"]),
                       _mib(s["mps_server_memory_bytes"]), error[:160] + ("..." if len(error) > 160 else "")])
@@ -169,6 +171,6 @@ def table(ramp):
              "'-' where it shows none)"]
     if len(configs) > 1:
         notes.append("several configurations per step, in this order: "
-                     + ", ".join(f"{k} {p} {s}" for k, p, s in configs))
+                     + printable(", ".join(f"{k} {p} {s}" for k, p, s in configs)))
     found = finding(ramp)
     return "\n".join([head] + text + [""] + notes + ([f"client ramp: {found}"] if found else []))
