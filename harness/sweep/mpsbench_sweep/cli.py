@@ -171,8 +171,8 @@ def build_parser():
            "launcher; each rank sees one GPU, node-local rank mod G (harness/sweep/app-rank-gpu) (default: "
            "none: separate copies)")
     a("--min-time", type=number("--min-time", MAX_MIN_TIME_S), default=10.0, metavar="S",
-      help="--app: copies start new runs until S seconds have passed; the window ends when the last run "
-           "ends (default: %(default)g)")
+      help="--app: copies start new runs until S seconds have passed (at most 3600, as mpsbench's --min-time); "
+           "the window ends when the last run ends (default: %(default)g)")
     a("--repetitions", type=whole("--repetitions", 1, MAX_REPETITIONS), default=3, metavar="N",
       help="--app: timed windows per configuration "
                                                                "(default: %(default)s)")

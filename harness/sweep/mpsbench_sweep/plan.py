@@ -24,6 +24,8 @@ from .text import quoted
 
 QOS_FIELD = "mps_active_thread_percentage"
 MEM_FIELD = "mps_pinned_device_mem_limit"
+# mpsbench's limit on a mix tenant's ranks per GPU (options.cpp, parse_mix).
+MAX_TENANT_RANKS = 1024
 MEM_LIMIT = re.compile(r"([1-9][0-9]{0,15})([KMG])(B?)", re.ASCII | re.IGNORECASE)
 MEM_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30}
 
@@ -47,7 +49,7 @@ class Job:
         return self.ranks_per_gpu[0]
 
     def mpsbench_args(self, part_path):
-        """The options the sweep owns for this job."""
+        """The options the sweep owns for this job; they go last on mpsbench's command line (passthrough.py)."""
         ranks = [] if self.mix else ["--ranks-per-gpu", ",".join(map(str, self.ranks_per_gpu))]
         return ["--mode", registry.BY_NAME[self.mode].engine_mode] + ranks + ["--output", part_path]
 
@@ -97,14 +99,17 @@ def mem_limit_env(limit, ordinals):
 
 
 def mix_ranks(text):
-    """The active ranks per GPU of mpsbench's --mix TENANT:RANKS,...: the sum of its tenants' ranks (mpsbench
-    checks the rest of the text itself)."""
+    """The active ranks per GPU of mpsbench's --mix TENANT:RANKS,...: the sum of its tenants' ranks, each in
+    [1, 1024], at least two tenants, as mpsbench allows (mpsbench checks the tenants themselves)."""
+    tenants = items("--mix after --", text)
+    if len(tenants) < 2:
+        raise InputError(f"--mix after --: {quoted(text)} names one tenant; a mix needs at least two")
     total = 0
-    for item in items("--mix after --", text):
+    for item in tenants:
         _, sep, ranks = item.rpartition(":")
         if not sep:
             raise InputError(f"--mix after --: {quoted(item)} is not TENANT:RANKS (e.g. matmul:4,inference:4)")
-        total += integer(f"--mix after --, tenant {quoted(item)}", ranks, 1, 1 << 20)
+        total += integer(f"--mix after --, tenant {quoted(item)}", ranks, 1, MAX_TENANT_RANKS)
     return total
 
 

@@ -31,8 +31,8 @@ INTERPRETERS = {"python", "python3", "bash", "sh", "dash", "zsh", "perl", "ruby"
 RANK_VARS = ("MPSBENCH_GPUS_PER_NODE", "MPSBENCH_DEVICE")
 APP_ONLY_FLAGS = ("app_name", "app_check", "app_launcher", "no_warmup", "device", "probe", "min_time", "repetitions")
 MAX_NAME = 200
-MAX_MIN_TIME_S = 86400.0
-MAX_REPETITIONS = 1000
+MAX_MIN_TIME_S = 3600.0  # mpsbench's --min-time limit (options.cpp, parse_seconds)
+MAX_REPETITIONS = 1000   # mpsbench's --repetitions limit
 
 
 def default_name(argv):

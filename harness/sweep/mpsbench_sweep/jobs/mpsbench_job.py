@@ -106,7 +106,8 @@ class MpsbenchRun(JobRun):
         self.doc = None
 
     def command(self):
-        argv = [self.s.mpsbench] + self.job.mpsbench_args(self.part) + list(self.s.passthrough)
+        # The sweep's own options last: mpsbench takes the later flag, also over a preset's (passthrough.py).
+        argv = [self.s.mpsbench] + list(self.s.passthrough) + self.job.mpsbench_args(self.part)
         return self.s.launcher.job_command(argv, self.job.np, self.s.nodes, self.environment.env,
                                            export=(IN_SWEEP_VAR,))
 
