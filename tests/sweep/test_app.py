@@ -6,7 +6,7 @@ import sys
 import time
 import unittest
 
-from sweeptest import FAKE_CONTROL, HERE, SweepTestCase
+from sweeptest import FAKE_CONTROL, FAKE_FANOUT, HERE, SweepTestCase
 
 from mpsbench_core.stats import percentile  # noqa: E402
 from mpsbench_sweep.app.results import AppConfiguration  # noqa: E402
@@ -153,8 +153,11 @@ class OnGpus(AppTestCase):
         self.assertIn("MPS state is not what the mode needs", r.stderr)
         self.assert_clean()
 
-    def test_too_few_gpus_fails_the_configuration(self):
-        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", ranks="1"), FAKE_PROBE_GPUS="1")
+    def test_too_few_gpus_on_a_node_fails_the_configuration(self):
+        # The sweep's own node is checked before anything starts (test_device_gpu.py); another node's farmer
+        # finds it out itself and fails the configuration (exit 1): here the fan-out's second "node".
+        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--nodes", "2", "--node-launcher",
+                                     f"{sys.executable} {FAKE_FANOUT} {{nodes}}", ranks="1"), FAKE_PROBE_GPUS="1")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("1 GPU(s) visible here, 2 per node requested", self.results()[("timeslice", 1)]["error"])
 

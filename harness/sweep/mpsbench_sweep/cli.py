@@ -41,8 +41,8 @@ EPILOG = """\
 exit status: 0 all jobs ran and every result verified (--client-ramp: the step
 past the limit may fail, that is its finding); 1 a result failed verification
 or an application's configuration failed;
-2 bad input, preflight failure (the work directory in use by another sweep
-included), a daemon not started by the sweep (with
+2 bad input, preflight failure (--device gpu without a GPU the probe sees, the
+work directory in use by another sweep), a daemon not started by the sweep (with
 --existing-daemon refuse), another user's MPS processes (with --other-mps-users
 refuse) or a job rejected its input; 3 a job crashed,
 timed out or its ranks had the wrong MPS state, or the MPS daemon failed;
@@ -180,7 +180,8 @@ def build_parser():
       help="--app: no untimed first run per copy before the windows (default: one warm-up run each)")
     a("--device", choices=("auto", "gpu", "cpu"), default="auto",
       help="--app: cpu runs the copies as plain processes, timeslice only (tests, CI); auto: gpu when "
-           "nvidia-smi finds one (default: %(default)s)")
+           "nvidia-smi finds one; gpu: mpsbench-probe must see the GPUs here, else exit 2 as mpsbench "
+           "(default: %(default)s)")
     a("--probe", default=None, metavar="PATH",
       help="--app: mpsbench-probe, run before each configuration in the copies' environment to verify the MPS "
            "state per GPU (default: the one beside an installed mpsbench-sweep, else build/mpsbench-probe of "

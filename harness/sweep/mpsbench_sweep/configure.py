@@ -7,11 +7,13 @@ the work directory. Bad input raises InputError (one line, exit 2).
 """
 import datetime
 import os
+import tempfile
 
 from mpsbench_core import modes as registry
 from mpsbench_core.sweep_settings import SweepRecord
 
 from . import nvsmi, safe_files, workdir
+from .app.probe import ProbeError, run_probe
 from .app.settings import APP_ONLY_FLAGS, DEFAULT_APP_MODES, app_settings, check_app_modes
 from .inputs import InputError, choice_list, integer, integer_list, is_decimal
 from .launcher import Launcher
@@ -139,6 +141,22 @@ def _mix_plan(args, parser, modes, mix):
     return modes, [mix_ranks(mix)]
 
 
+def _probe_here(app, launcher, nodes):
+    """--device gpu where the farmer runs on this node: mpsbench-probe must see the GPUs before anything starts,
+    as mpsbench's --device gpu must (exit 2 there too), not fail every configuration (exit 1). In the copies'
+    plain environment: a private empty pipe directory, so no MPS daemon is reached."""
+    if app.device != "gpu" or not launcher.runs_here(nodes) or app.launcher is not None:
+        return
+    try:
+        with tempfile.TemporaryDirectory(prefix="mpsb-empty-") as empty:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("CUDA_MPS_")}
+            seen = len(run_probe(app.probe, dict(env, CUDA_MPS_PIPE_DIRECTORY=empty))["gpus"])
+    except ProbeError as e:
+        raise InputError(f"--device {app.device_requested}: mpsbench-probe finds no usable GPU here: {e}") from None
+    if seen < app.gpus_per_node:
+        raise InputError(f"--gpus-per-node {app.gpus_per_node}: mpsbench-probe sees {seen} GPU(s) here")
+
+
 def settings_from(argv, parser):
     """The settings of the sweep argv asks for, or InputError/LauncherError for input that cannot work."""
     ours, passthrough_args = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
@@ -193,6 +211,8 @@ def settings_from(argv, parser):
               mpsbench=mpsbench, control=control or args.mps_control, nodes=nodes, launcher_kind=launcher.kind)
     if nodes > 1 and any(m in registry.MPS_MODES for m in modes):
         launcher.node_command(["true"], nodes)  # raises when there is no way to reach every node
+    if app is not None:
+        _probe_here(app, launcher, nodes)
     output = os.path.abspath(args.output or _default_output())
     work = os.path.abspath(args.workdir or (output[:-5] if output.endswith(".json") else output) + "-work")
     workdir.check_output(output, work)
