@@ -11,7 +11,16 @@ import unittest
 from sweeptest import SweepTestCase, pid_alive, tagged_pids
 from test_app import FAKE_APP, AppTestCase
 
-GONE_WITHIN_S = 20  # the keeper's grace (5 s) and the farmer's (5 s), with room for a loaded machine
+GONE_WITHIN_S = 20
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+  # the keeper's grace (5 s) and the farmer's (5 s), with room for a loaded machine
 
 
 class SweepKilled(SweepTestCase):
@@ -53,6 +62,25 @@ class SweepKilledMidWindow(AppTestCase):
         while any(pid_alive(p) for p in ours) and time.monotonic() < deadline:
             time.sleep(0.1)
         self.assertEqual([p for p in ours if pid_alive(p)], [], "the farmer or a copy outlived the sweep")
+
+
+class FarmerKilled(AppTestCase):
+    def test_the_runs_of_a_farmer_killed_outright_are_ended_by_its_keeper(self):
+        proc = self.start_sweep(self.cpu_args(f"{FAKE_APP} --hang-on-run 1", "--timeout", "60", ranks="1"))
+        deadline = time.monotonic() + 30
+        while not os.path.exists(os.path.join(self.app_dir, "copies.log")):
+            self.assertIsNone(proc.poll())
+            self.assertLess(time.monotonic(), deadline, "the copy did not start")
+            time.sleep(0.05)
+        farmer = [p for p in tagged_pids(self.tag) if cmdline(p)[1:3] == [b"-m", b"mpsbench_sweep.app.farm"]]
+        run = [p for p in tagged_pids(self.tag) if cmdline(p)[1:2] == [FAKE_APP.encode()]]
+        self.assertEqual((len(farmer), len(run)), (1, 1))
+        os.kill(farmer[0], 9)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 1, err)
+        self.assertFalse(pid_alive(run[0]), "the run outlived its farmer")
+        self.assertIn("ended without reporting", self.results()[("timeslice", 1)]["error"])
+        self.assert_clean()
 
 
 class BackgroundChildren(AppTestCase):

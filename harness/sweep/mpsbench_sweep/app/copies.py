@@ -17,8 +17,10 @@ timings. Every run gets its own process group, killed when the run ends (what
 it left in the background); a child it put in a session of its own is
 re-parented to the farmer (a subreaper: farm.py), where a watcher finds it
 within WATCH_S and kills it with everything below it; the count is reported
-as left_running. Each run asks for SIGKILL should its farmer die
-(lifetime.kill_on_parent_death). Anything that goes wrong in a copy's thread,
+as left_running. Runs do not ask for a signal when the farmer dies
+(PR_SET_PDEATHSIG would need Python code between fork and exec, about 4 ms
+added to every timed run): a farmer killed outright leaves them to its own
+subreaper, the keeper, which ends them. Anything that goes wrong in a copy's thread,
 an output file that cannot be created included, is a failed run that fails the
 configuration: never a thread's traceback and a window cut short.
 """
@@ -31,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
 from .. import procs
-from ..lifetime import kill_on_parent_death, reap, stray_children
+from ..lifetime import reap, stray_children
 
 STOP_GRACE_S = 5.0
 STDERR_TAIL_BYTES = 2000
@@ -99,6 +101,7 @@ class Farm:
         self.argv, self.copies, self.base_env = list(argv), copies, dict(base_env)
         self._lock = threading.Lock()
         self._running = {}      # copy index -> Popen of its current run
+        self._started = set()   # pid of every run started: what the watcher must never take for a stray
         self.failed = threading.Event()
         self.aborted = threading.Event()
         self.on_start = None    # called with (copy, pid) as each run starts (memory sampling)
@@ -112,7 +115,7 @@ class Farm:
         stem = os.path.join(copy.directory, f"r{repetition}-{number}" if repetition >= 0 else "warmup")
         with open(stem + ".out", "wb") as out, open(stem + ".err", "wb") as err:
             proc = subprocess.Popen(self.argv, env=self._env(copy), stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=err, process_group=0, close_fds=True, preexec_fn=kill_on_parent_death)
+                                    stderr=err, process_group=0, close_fds=True)
         return proc, stem
 
     def _copy_loop(self, copy, repetition, barrier, clock, deadline_s, runs):
@@ -153,6 +156,7 @@ class Farm:
                                          f"cannot start {self.argv[0]}: {e.strerror or e}"
                                          + (f" ({e.filename})" if e.filename else ""))
             self._running[copy.index] = proc
+            self._started.add(proc.pid)
         if self.on_start is not None:
             self.on_start(copy, proc.pid)
         rc = proc.wait()
@@ -178,11 +182,14 @@ class Farm:
         """During a window: kills what finished runs left running in sessions of their own (re-parented to
         us, the subreaper) and everything below them; counts them in found[0]."""
         while not stop.wait(WATCH_S):
-            with self._lock:  # no run starts while we tell strays from runs
-                tracked = {p.pid for p in self._running.values()}
-                roots, zombies = stray_children(tracked, skip_own_group=True)
-                victims = procs.with_descendants(roots) if roots else set()
-                procs.signal_all(victims, signal.SIGKILL)
+            roots, zombies = stray_children(skip_own_group=True)
+            with self._lock:
+                # Runs start under this lock, so every run forked before the scan is in _started by now:
+                # what is not is a stray, and the runs never wait for the scan.
+                roots = [p for p in roots if p.pid not in self._started]
+                zombies = [p for p in zombies if p.pid not in self._started]
+            victims = procs.with_descendants(roots) if roots else set()
+            procs.signal_all(victims, signal.SIGKILL)
             found[0] += len(victims)
             reap(zombies)
 
