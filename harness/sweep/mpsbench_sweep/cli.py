@@ -5,6 +5,7 @@ error is one line and exit status 2, argparse's own included. configure.py turns
 into the frozen settings, the runner runs them.
 """
 import argparse
+import signal
 import sys
 
 from mpsbench_core import modes as registry
@@ -13,9 +14,10 @@ from mpsbench_core.verdict import GAIN_THRESHOLD
 from . import configure, workdir
 from .app.settings import DEFAULT_APP_MODES, MAX_MIN_TIME_S, MAX_REPETITIONS
 from .inputs import InputError, integer, seconds
-from .jobs.outcome import EXIT_INPUT
+from .jobs.outcome import EXIT_INPUT, Interrupted
 from .launcher import LauncherError
 from .runner import Runner
+from .signals import HANDLED
 from .text import printable
 
 MAX_NODES = 100000
@@ -189,14 +191,26 @@ def build_parser():
     return p
 
 
+def _interrupt(signum, frame):
+    raise Interrupted(signum)
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    # Before the runner's own handling: the preflight may wait for nvidia-smi or the probe; a signal then
+    # ends the sweep with one line and its usual status, not a traceback (the probe is killed by run()).
+    for sig in HANDLED:
+        signal.signal(sig, _interrupt)
     try:
         settings = configure.settings_from(argv, build_parser())
         lock = workdir.claim(settings.workdir)  # held until the sweep exits, however it exits
     except (InputError, LauncherError) as e:
         print(f"mpsbench-sweep: error: {printable(e)}", file=sys.stderr)
         return EXIT_INPUT
+    except Interrupted as e:
+        print(f"mpsbench-sweep: interrupted by {signal.Signals(e.signum).name} before the first job; nothing was "
+              "started", file=sys.stderr)
+        return 128 + e.signum
     try:
         return Runner(settings).run()
     finally:
