@@ -8,6 +8,7 @@ import unittest
 
 from sweeptest import FAKE_CONTROL, FAKE_FANOUT, HERE, SweepTestCase
 
+from mpsbench_core import stats  # noqa: E402
 from mpsbench_core.stats import percentile  # noqa: E402
 from mpsbench_sweep.app.results import AppConfiguration  # noqa: E402
 from mpsbench_sweep.app.settings import default_name  # noqa: E402
@@ -122,6 +123,48 @@ class Protocol(AppTestCase):
         self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", "--repetitions", "1", ranks="2"))
         counted = self.results()[("timeslice", 2)]["app"]["runs_per_repetition"][0]
         self.assertEqual(len(self.copies_log()), counted + 2)
+
+
+class RecordConsistency(AppTestCase):
+    """Every derived field of an application's record agrees with the fields it derives from (the analysis
+    refuses a file where one does not)."""
+
+    def check(self, rec, one_copy=None):
+        app, copies = rec["app"], rec["copies"]
+        self.assertEqual(rec["kind"], "app")
+        self.assertEqual(rec["verified"], all(c["check"]["ok"] for c in copies) and not app["failed_checks"])
+        self.assertEqual(bool(app["failed_checks"]), any(c["check"]["failed_runs"] for c in copies))
+        if rec["status"] != "ok":
+            self.assertEqual((rec["aggregate"], copies, rec["window_s"], rec["verified"]), (None, [], [], False))
+            return
+        samples = rec["aggregate"]["run_per_s"]["samples"]
+        self.assertEqual(samples, [n / w for n, w in zip(app["runs_per_repetition"], rec["window_s"])])
+        self.assertEqual(rec["aggregate"]["run_per_s"]["median"], stats.median(samples))
+        self.assertAlmostEqual(app["runs_per_hour"], stats.median(samples) * 3600)
+        self.assertAlmostEqual(rec["aggregate_cv"], stats.coefficient_of_variation(samples))
+        self.assertEqual(sum(c["runs"] for c in copies), sum(app["runs_per_repetition"]))
+        self.assertEqual(len(copies), rec["active_ranks"])
+        self.assertEqual(len(rec["window_s"]), rec["repetitions"])
+        self.assertAlmostEqual(rec["jain_fairness"], stats.jain_fairness([c["throughput_per_s"] for c in copies]))
+        if one_copy is not None:
+            self.assertAlmostEqual(rec["speedup_vs_one_copy_per_gpu"], stats.median(samples) / one_copy)
+        for c in copies:
+            self.assertEqual(c["check"]["ok"], c["check"]["failed_runs"] == 0)
+            self.assertLessEqual(c["check"]["failed_runs"], c["check"]["checked_runs"])
+
+    def test_records_with_and_without_failed_checks(self):
+        # Copy 1 fails the check on its third run: its configuration at k=2 is not verified.
+        check = "sh -c 'test \"$MPSBENCH_APP_COPY\" != 1 || ! grep -q run=3 \"$MPSBENCH_APP_STDOUT\"'"
+        r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", "--app-check", check, "--repetitions", "2",
+                                     ranks="1,2", min_time="0.5"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        results = self.results()
+        alone = results[("timeslice", 1)]
+        self.check(alone)
+        self.assertTrue(alone["verified"])
+        self.check(results[("timeslice", 2)], one_copy=alone["aggregate"]["run_per_s"]["median"])
+        self.assertFalse(results[("timeslice", 2)]["verified"])
+        self.assertEqual([c["check"]["failed_runs"] for c in results[("timeslice", 2)]["copies"]], [0, 1])
 
 
 class OnGpus(AppTestCase):
