@@ -4,8 +4,9 @@
 #   share/mpsbench/presets/     the --preset files: mpsbench looks for them relative to its own path
 #                               (presets.cpp), before the source tree's and after $MPSBENCH_PRESET_DIR
 #   share/mpsbench/schema/      the JSON Schema of the results file
-#   share/mpsbench/sweep/       mpsbench-sweep's Python package (mpsbench_sweep/) and app-rank-gpu, the layout
-#                               of harness/sweep/: bin/mpsbench-sweep finds them relative to its own path
+#   share/mpsbench/sweep/       mpsbench-sweep's Python package (mpsbench_sweep/), the core package it shares
+#                               with the analysis (mpsbench_core/) and app-rank-gpu: bin/mpsbench-sweep finds
+#                               them relative to its own path
 #   share/mpsbench/examples/    the example applications' sources and scripts (examples/CMakeLists.txt)
 #   libexec/mpsbench/           small-kernels, the example application built here (examples/CMakeLists.txt)
 #   share/doc/mpsbench/         README.md, docs/, the sweep's README and Slurm example
@@ -41,6 +42,10 @@ configure_file("${PROJECT_SOURCE_DIR}/harness/mpsbench-sweep" "${PROJECT_BINARY_
                @ONLY)
 install(PROGRAMS "${PROJECT_BINARY_DIR}/install/mpsbench-sweep" DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/harness/sweep/mpsbench_sweep" DESTINATION "${MPSBENCH_INSTALL_DATADIR}/sweep"
+        PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+# The core package the sweep shares with the analysis (core/mpsbench_core), beside the sweep's: the installed
+# mpsbench-sweep puts that one directory on sys.path, its helpers get it as PYTHONPATH.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/core/mpsbench_core" DESTINATION "${MPSBENCH_INSTALL_DATADIR}/sweep"
         PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
 install(PROGRAMS "${PROJECT_SOURCE_DIR}/harness/sweep/app-rank-gpu" DESTINATION "${MPSBENCH_INSTALL_DATADIR}/sweep")
 

@@ -6,4 +6,6 @@ Standard library only, so the sweep still runs on a bare GPU node:
   records  typed views of results records of every schema version (kernel, mix and app kinds)
   stats    median, percentiles, CV, the noise figure, Jain's fairness, Mann-Whitney U
   units    SI formatting of figures for people
+  text     printable text for a terminal: control characters escaped
+  sweep_settings  the settings a sweep records in context.sweep (gain_threshold among them)
 """

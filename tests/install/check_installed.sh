@@ -92,6 +92,7 @@ check_tree() {
   done
   for f in share/mpsbench/presets/quick.json share/mpsbench/schema/mpsbench-results.schema.json \
            share/mpsbench/sweep/mpsbench_sweep/cli.py share/mpsbench/sweep/mpsbench_sweep/locate.py \
+           share/mpsbench/sweep/mpsbench_core/verdict.py \
            share/mpsbench/examples/README.md share/doc/mpsbench/README.md; do
     [ -f "$p/$f" ] || fail "$2: $p/$f is missing"
   done

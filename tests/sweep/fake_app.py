@@ -8,13 +8,36 @@ $FAKE_APP_DIR/copy-I.count, so a fault can hit a copy's Nth run:
   --signal-on-run N  that run kills itself with SIGKILL
   --hang-on-run N    that run sleeps for ever (only --timeout ends it)
   --fail-copy I      the faults hit copy I only (default: every copy)
+  --fail-message M   what a failing run prints on stderr (default: "simulated failure")
+  --background S     each run leaves a child in a session of its own (setsid) sleeping S seconds, marked
+                     FAKE_APP_BACKGROUND=1; each run logs bg_alive=K, how many such children of earlier
+                     runs were alive when it started
+  --remove-run-dir-on-run N  that run removes the directory of its host's runs (its stdout's grandparent)
 It prints "result=ok run=N" on stdout (what the --app-check example looks for).
 """
 import argparse
 import os
+import shutil
 import signal
+import subprocess
 import sys
 import time
+
+
+def background_alive():
+    """Children of earlier runs still alive: processes marked FAKE_APP_BACKGROUND=1 of this test."""
+    mark, tag = b"FAKE_APP_BACKGROUND=1", f"SWEEP_TEST_TAG={os.environ.get('SWEEP_TEST_TAG')}".encode()
+    count = 0
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            with open(f"/proc/{name}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        count += mark in env and tag in env and state not in (b"Z", b"X")
+    return count
 
 
 def main():
@@ -24,6 +47,9 @@ def main():
     p.add_argument("--signal-on-run", type=int)
     p.add_argument("--hang-on-run", type=int)
     p.add_argument("--fail-copy", type=int)
+    p.add_argument("--fail-message", default="simulated failure")
+    p.add_argument("--background", type=float)
+    p.add_argument("--remove-run-dir-on-run", type=int)
     args = p.parse_args()
     directory = os.environ["FAKE_APP_DIR"]
     copy = os.environ.get("MPSBENCH_COPY", "-")
@@ -38,10 +64,17 @@ def main():
     with open(os.path.join(directory, "copies.log"), "a") as f:
         f.write(f"copy={copy} cuda_visible_devices={os.environ.get('CUDA_VISIBLE_DEVICES', '-')} "
                 f"local_rank={os.environ.get('MPSBENCH_LOCAL_RANK', '-')} gpu={os.environ.get('MPSBENCH_GPU', '-')} "
-                f"pipe={os.environ.get('CUDA_MPS_PIPE_DIRECTORY', '-')}\n")
+                f"pipe={os.environ.get('CUDA_MPS_PIPE_DIRECTORY', '-')} run={run} "
+                f"bg_alive={background_alive() if args.background else '-'}\n")
     hit = args.fail_copy is None or str(args.fail_copy) == copy
+    if args.background:
+        subprocess.Popen(["sleep", str(args.background)], start_new_session=True, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, env=dict(os.environ, FAKE_APP_BACKGROUND="1"))
+    if hit and run == args.remove_run_dir_on_run:
+        out = os.readlink("/proc/self/fd/1")  # RUN_DIR/HOST/copy-I/rR-N.out
+        shutil.rmtree(os.path.dirname(os.path.dirname(out)), ignore_errors=True)
     if hit and run == args.fail_on_run:
-        print(f"fake_app: copy {copy} run {run}: simulated failure", file=sys.stderr, flush=True)
+        print(f"fake_app: copy {copy} run {run}: {args.fail_message}", file=sys.stderr, flush=True)
         sys.exit(7)
     if hit and run == args.signal_on_run:
         os.kill(os.getpid(), signal.SIGKILL)

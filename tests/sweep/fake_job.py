@@ -138,7 +138,7 @@ def main():
                          "memory_total_bytes": 81559 * MIB, "compute_mode": "DEFAULT", "sm_clock_peak_khz": 1980000}
                         for g in range(gpus)],
                "ranks": ranks}
-    doc = {"schema": "mpsbench-results", "schema_version": 2, "complete": False, "context": context, "results": []}
+    doc = {"schema": "mpsbench-results", "schema_version": 3, "complete": False, "context": context, "results": []}
     write(args.output, doc)
     if fault("FAKE_JOB_HANG", mode):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
@@ -157,7 +157,7 @@ def main():
                 check = {"ok": verified, "max_rel_error": 1e-7 if verified else 0.5, "tolerance": 1e-5,
                          "checked_values": 1024, "detail": "" if verified else "planted failure"}
                 doc["results"].append({
-                    "kernel": kernel, "precision": "fp32", "size": size, "ranks_per_gpu": k, "params": {},
+                    "kind": "kernel", "kernel": kernel, "precision": "fp32", "size": size, "ranks_per_gpu": k, "params": {},
                     "device": "gpu", "latency": None, "collective": None, "tenants": None,
                     "mode": mode, "mps_active_thread_percentage": pct, "status": "ok", "error": None,
                     "active_ranks": k * gpus, "devices": gpus, "instances_per_rank": instances,

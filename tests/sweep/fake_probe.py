@@ -6,12 +6,14 @@ CUDA_VISIBLE_DEVICES (UUIDs or indices) as CUDA would. A GPU's context is an MPS
 client when the fake control program (FAKE_JOB_CONTROL) answers get_server_list
 on CUDA_MPS_PIPE_DIRECTORY; FAKE_PROBE_LIE=1 reports the opposite (a probe that
 contradicts the mode); its SM count is 132 scaled by CUDA_MPS_ACTIVE_THREAD_PERCENTAGE.
+FAKE_PROBE_SLEEP=S: take S seconds first (a slow driver).
 """
 import json
 import os
 import socket
 import subprocess
 import sys
+import time
 
 
 def client():
@@ -23,6 +25,7 @@ def client():
 
 
 def main():
+    time.sleep(float(os.environ.get("FAKE_PROBE_SLEEP", "0")))
     uuids = [f"GPU-fake-{i}" for i in range(int(os.environ.get("FAKE_PROBE_GPUS", "1")))]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:

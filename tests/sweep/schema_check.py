@@ -35,7 +35,7 @@ def _check(value, node, root, path, errors):
     for key in node:
         if key not in IGNORED | {"$ref", "type", "required", "properties", "additionalProperties", "const", "enum",
                                  "minimum", "maximum", "exclusiveMinimum", "items", "minItems", "minLength",
-                                 "pattern", "oneOf", "allOf", "if", "then", "else"}:
+                                 "pattern", "oneOf", "allOf", "not", "if", "then", "else"}:
             raise ValueError(f"schema keyword {key} at {path} is not supported by schema_check")
     if "type" in node:
         names = node["type"] if isinstance(node["type"], list) else [node["type"]]
@@ -78,6 +78,8 @@ def _check(value, node, root, path, errors):
                 _check(item, node["additionalProperties"], root, f"{path}.{name}", errors)
     for option in node.get("allOf", []):
         _check(value, option, root, path, errors)
+    if "not" in node and not validate_sub(value, node["not"], root):
+        errors.append(f"{path}: {json.dumps(value)[:60]} matches what it must not")
     if "oneOf" in node:
         matches = sum(1 for option in node["oneOf"] if not validate_sub(value, option, root))
         if matches != 1:

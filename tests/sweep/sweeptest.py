@@ -24,7 +24,9 @@ FAKE_CONTROL = os.path.join(HERE, "fake_mps", "nvidia-cuda-mps-control")
 FAKE_JOB = os.path.join(HERE, "fake_job.py")
 FAKE_FANOUT = os.path.join(HERE, "fake_fanout.py")
 SCHEMA = os.path.join(REPO, "schema", "mpsbench-results.schema.json")
-sys.path.insert(0, HERE)
+# The sweep's package and the core package it shares with the analysis, as the launcher finds them.
+PACKAGE_PATH = [os.path.join(REPO, "harness", "sweep"), os.path.join(REPO, "core")]
+sys.path[:0] = [HERE] + [p for p in PACKAGE_PATH if p not in sys.path]
 import schema_check  # noqa: E402
 
 
@@ -137,3 +139,18 @@ class SweepTestCase(unittest.TestCase):
     def foreign_pid(self, pipe):
         with open(os.path.join(pipe, "daemon.pid")) as f:
             return int(f.read())
+
+
+class OneLine:
+    """For a SweepTestCase: an input the sweep must refuse with one line, exit status 2, no traceback and no
+    raw control character."""
+
+    def refused(self, args, *expected, **env):
+        r = self.sweep(args, **env)
+        self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertNotIn("\x1b", r.stderr)
+        for words in expected:
+            self.assertIn(words, r.stderr)
+        return r

@@ -1,17 +1,17 @@
 """mpsbench-sweep --app: farming a program whose run time is known, on the CPU device and against fakes
 (fake_probe.py for mpsbench-probe, the fake MPS control program, fake_mpirun.py for an MPI launcher)."""
-import json
 import os
 import signal
 import sys
 import time
 import unittest
 
-from sweeptest import FAKE_CONTROL, HERE, REPO, SweepTestCase
+from sweeptest import FAKE_CONTROL, FAKE_FANOUT, HERE, SweepTestCase
 
-sys.path.insert(0, os.path.join(REPO, "harness", "sweep"))
-from mpsbench_sweep.app_results import AppConfiguration, percentile  # noqa: E402
-from mpsbench_sweep.app_settings import default_name  # noqa: E402
+from mpsbench_core import stats  # noqa: E402
+from mpsbench_core.stats import percentile  # noqa: E402
+from mpsbench_sweep.app.results import AppConfiguration  # noqa: E402
+from mpsbench_sweep.app.settings import default_name  # noqa: E402
 
 FAKE_APP = os.path.join(HERE, "fake_app.py")
 FAKE_PROBE = os.path.join(HERE, "fake_probe.py")
@@ -51,16 +51,18 @@ class Protocol(AppTestCase):
         results = self.results()
         for k, expected in ((1, 5.0), (2, 10.0)):
             rec = results[("timeslice", k)]
-            self.assertEqual((rec["kernel"], rec["precision"], rec["size"], rec["primary_unit"]),
-                             ("app", "sleep", None, "run/s"))
-            runs_per_s = rec["aggregate"]["item_per_s"]["median"]
+            self.assertEqual((rec["kind"], rec["app"]["name"], rec["primary_metric"], rec["primary_unit"]),
+                             ("app", "sleep", "run_per_s", "run/s"))
+            for absent in ("kernel", "precision", "size", "params", "ranks", "tenants", "work_per_iteration"):
+                self.assertNotIn(absent, rec)
+            runs_per_s = rec["aggregate"]["run_per_s"]["median"]
             self.assertAlmostEqual(runs_per_s, expected, delta=expected * 0.1, msg=rec)
             self.assertEqual(rec["app"]["runs_per_repetition"], [5 * k, 5 * k])
             self.assertGreaterEqual(min(rec["window_s"]), 1.0)
             self.assertAlmostEqual(rec["app"]["run_time_s"]["median"], 0.2, delta=0.05)
-            self.assertEqual(len(rec["ranks"]), k)
+            self.assertEqual(len(rec["copies"]), k)
             self.assertGreater(rec["jain_fairness"], 0.99)
-        self.assertAlmostEqual(results[("timeslice", 2)]["speedup_vs_one_rank_per_gpu"], 2.0, delta=0.2)
+        self.assertAlmostEqual(results[("timeslice", 2)]["speedup_vs_one_copy_per_gpu"], 2.0, delta=0.2)
         self.assertIn("verdict: sleep: best timeslice at 2 copies per GPU", r.stdout)
         self.assertTrue(self.merged()["complete"])
         self.assert_clean()
@@ -102,12 +104,13 @@ class Protocol(AppTestCase):
         self.assert_clean()
 
     def test_app_check_decides_whether_a_run_counts(self):
-        good = f"sh -c 'grep -q result=ok \"$MPSBENCH_APP_STDOUT\"'"
+        good = "sh -c 'grep -q result=ok \"$MPSBENCH_APP_STDOUT\"'"
         r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", "--app-check", good, ranks="1"))
         self.assertEqual(r.returncode, 0, r.stderr)
         rec = self.results()[("timeslice", 1)]
         self.assertTrue(rec["verified"])
-        self.assertGreater(rec["ranks"][0]["verification"]["checked_values"], 10)
+        self.assertGreater(rec["copies"][0]["check"]["checked_runs"], 10)
+        self.assertEqual(rec["copies"][0]["check"]["failed_runs"], 0)
         bad = "sh -c 'grep -q result=wrong \"$MPSBENCH_APP_STDOUT\"'"
         r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", "--app-check", bad, ranks="1"))
         self.assertEqual(r.returncode, 1, r.stderr)
@@ -122,6 +125,48 @@ class Protocol(AppTestCase):
         self.assertEqual(len(self.copies_log()), counted + 2)
 
 
+class RecordConsistency(AppTestCase):
+    """Every derived field of an application's record agrees with the fields it derives from (the analysis
+    refuses a file where one does not)."""
+
+    def check(self, rec, one_copy=None):
+        app, copies = rec["app"], rec["copies"]
+        self.assertEqual(rec["kind"], "app")
+        self.assertEqual(rec["verified"], all(c["check"]["ok"] for c in copies) and not app["failed_checks"])
+        self.assertEqual(bool(app["failed_checks"]), any(c["check"]["failed_runs"] for c in copies))
+        if rec["status"] != "ok":
+            self.assertEqual((rec["aggregate"], copies, rec["window_s"], rec["verified"]), (None, [], [], False))
+            return
+        samples = rec["aggregate"]["run_per_s"]["samples"]
+        self.assertEqual(samples, [n / w for n, w in zip(app["runs_per_repetition"], rec["window_s"])])
+        self.assertEqual(rec["aggregate"]["run_per_s"]["median"], stats.median(samples))
+        self.assertAlmostEqual(app["runs_per_hour"], stats.median(samples) * 3600)
+        self.assertAlmostEqual(rec["aggregate_cv"], stats.coefficient_of_variation(samples))
+        self.assertEqual(sum(c["runs"] for c in copies), sum(app["runs_per_repetition"]))
+        self.assertEqual(len(copies), rec["active_ranks"])
+        self.assertEqual(len(rec["window_s"]), rec["repetitions"])
+        self.assertAlmostEqual(rec["jain_fairness"], stats.jain_fairness([c["throughput_per_s"] for c in copies]))
+        if one_copy is not None:
+            self.assertAlmostEqual(rec["speedup_vs_one_copy_per_gpu"], stats.median(samples) / one_copy)
+        for c in copies:
+            self.assertEqual(c["check"]["ok"], c["check"]["failed_runs"] == 0)
+            self.assertLessEqual(c["check"]["failed_runs"], c["check"]["checked_runs"])
+
+    def test_records_with_and_without_failed_checks(self):
+        # Copy 1 fails the check on its third run: its configuration at k=2 is not verified.
+        check = "sh -c 'test \"$MPSBENCH_APP_COPY\" != 1 || ! grep -q run=3 \"$MPSBENCH_APP_STDOUT\"'"
+        r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", "--app-check", check, "--repetitions", "2",
+                                     ranks="1,2", min_time="0.5"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        results = self.results()
+        alone = results[("timeslice", 1)]
+        self.check(alone)
+        self.assertTrue(alone["verified"])
+        self.check(results[("timeslice", 2)], one_copy=alone["aggregate"]["run_per_s"]["median"])
+        self.assertFalse(results[("timeslice", 2)]["verified"])
+        self.assertEqual([c["check"]["failed_runs"] for c in results[("timeslice", 2)]["copies"]], [0, 1])
+
+
 class OnGpus(AppTestCase):
     """Copy i on GPU i mod G by UUID; the probe's view checked against each mode (fakes)."""
 
@@ -134,7 +179,7 @@ class OnGpus(AppTestCase):
                                            ("timeslice", 1), ("timeslice", 2)])
         rec = results[("mps-qos", 2)]
         self.assertEqual(rec["mps_active_thread_percentage"], 50)
-        self.assertEqual([(c["gpu_uuid"], c["gpu_index"], c["mps_enabled"], c["sm_count"]) for c in rec["ranks"]],
+        self.assertEqual([(c["gpu_uuid"], c["gpu_index"], c["mps_enabled"], c["sm_count"]) for c in rec["copies"]],
                          [("GPU-fake-0", 0, True, 66), ("GPU-fake-1", 1, True, 66),
                           ("GPU-fake-0", 0, True, 66), ("GPU-fake-1", 1, True, 66)])
         for line in self.copies_log():
@@ -151,8 +196,11 @@ class OnGpus(AppTestCase):
         self.assertIn("MPS state is not what the mode needs", r.stderr)
         self.assert_clean()
 
-    def test_too_few_gpus_fails_the_configuration(self):
-        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", ranks="1"), FAKE_PROBE_GPUS="1")
+    def test_too_few_gpus_on_a_node_fails_the_configuration(self):
+        # The sweep's own node is checked before anything starts (test_device_gpu.py); another node's farmer
+        # finds it out itself and fails the configuration (exit 1): here the fan-out's second "node".
+        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--nodes", "2", "--node-launcher",
+                                     f"{sys.executable} {FAKE_FANOUT} {{nodes}}", ranks="1"), FAKE_PROBE_GPUS="1")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("1 GPU(s) visible here, 2 per node requested", self.results()[("timeslice", 1)]["error"])
 
@@ -224,26 +272,27 @@ class Arithmetic(unittest.TestCase):
             [{"host": "h", "window_s": 4.0, "runs": [self.run_(c, 1, i, 2.0) for c in (0, 1) for i in range(2)]}]]
         r = config.record(one_copy_median=0.5)
         self.assertEqual(r["status"], "ok")
-        self.assertEqual(r["aggregate"]["item_per_s"]["samples"], [5 / 3, 1.0])
-        self.assertAlmostEqual(r["aggregate"]["item_per_s"]["median"], (5 / 3 + 1.0) / 2)
-        self.assertAlmostEqual(r["speedup_vs_one_rank_per_gpu"], (5 / 3 + 1.0) / 2 / 0.5)
+        self.assertEqual(r["aggregate"]["run_per_s"]["samples"], [5 / 3, 1.0])
+        self.assertAlmostEqual(r["aggregate"]["run_per_s"]["median"], (5 / 3 + 1.0) / 2)
+        self.assertAlmostEqual(r["speedup_vs_one_copy_per_gpu"], (5 / 3 + 1.0) / 2 / 0.5)
         self.assertEqual(r["app"]["runs_per_repetition"], [5, 4])
         self.assertAlmostEqual(r["app"]["runs_per_hour"], (5 / 3 + 1.0) / 2 * 3600)
         # copy 0: 5 runs in 7 s busy; copy 1: 4 runs in 7 s -> Jain = (5/7 + 4/7)^2 / (2 (25 + 16) / 49)
-        self.assertAlmostEqual(r["ranks"][0]["throughput_per_s"], 5 / 7)
+        self.assertAlmostEqual(r["copies"][0]["throughput_per_s"], 5 / 7)
+        self.assertEqual([c["runs"] for c in r["copies"]], [5, 4])
         self.assertAlmostEqual(r["jain_fairness"], (9 / 7) ** 2 / (2 * 41 / 49))
         durations = [1.0] * 3 + [1.5] * 2 + [2.0] * 4
         self.assertEqual(r["app"]["run_time_s"], {"median": 1.5, "p95": 2.0, "min": 1.0, "max": 2.0})
         self.assertAlmostEqual(percentile(durations, 50), 1.5)
         self.assertAlmostEqual(percentile([1.0, 2.0, 3.0, 4.0], 95), 3.85)
-        self.assertEqual(r["ranks"][1]["iteration_time_s"]["samples"], [1.5, 2.0])
+        self.assertEqual(r["copies"][1]["run_time_s"]["samples"], [1.5, 2.0])
 
     def test_a_failed_configuration_has_no_measurements(self):
         config = AppConfiguration(app={"name": "x", "command": ["x"]}, mode="timeslice", k=1, thread_percentage=None,
                                   device="cpu", copies_per_node=1, nodes=1, gpus_per_node=1, repetitions=3)
         config.fail("copy 0 on h, repetition 1 run 1, exited with status 7")
         r = config.record()
-        self.assertEqual((r["status"], r["aggregate"], r["ranks"], r["window_s"]), ("failed", None, [], []))
+        self.assertEqual((r["status"], r["aggregate"], r["copies"], r["window_s"]), ("failed", None, [], []))
 
     def test_default_names(self):
         self.assertEqual(default_name(["/usr/bin/python3", "-u", "examples/torch_matmul_cpu.py", "--size", "8"]),

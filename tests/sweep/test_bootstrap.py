@@ -16,8 +16,7 @@ import unittest
 
 from sweeptest import FAKE_CONTROL, REPO
 
-sys.path.insert(0, os.path.join(REPO, "harness", "sweep"))
-from mpsbench_sweep import cli, plan  # noqa: E402
+from mpsbench_sweep import cli, passthrough  # noqa: E402
 
 BOOTSTRAP = os.path.join(REPO, "scripts", "bootstrap.sh")
 SWEEP = os.path.join(REPO, "harness", "mpsbench-sweep")
@@ -69,7 +68,7 @@ class BootstrapRun(unittest.TestCase):
         self.assertEqual(sweep[0], SWEEP)
         dash = sweep.index("--")
         args = cli.build_parser().parse_args(sweep[1:dash])
-        plan.passthrough_options(sweep[dash + 1:])  # raises on an option the sweep owns
+        passthrough.passthrough_options(sweep[dash + 1:])  # raises on an option the sweep owns
         return args, sweep[dash + 1:]
 
     def test_gpu_machine_compares_three_modes(self):

@@ -2,14 +2,15 @@
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 import unittest
 
-from sweeptest import FAKE_CONTROL, FAKE_FANOUT, FAKE_JOB, SWEEP, SweepTestCase, pid_alive
+from sweeptest import SweepTestCase, pid_alive
 
-SWEEP_DIR = os.path.dirname(SWEEP)  # harness/
+from mpsbench_core.records import results_of  # noqa: E402
+from mpsbench_core.sweep_settings import recorded_threshold  # noqa: E402
+from mpsbench_core.verdict import verdict_lines, verdicts  # noqa: E402
+from mpsbench_sweep.console_report import console_report  # noqa: E402
 
 
 class NormalEnd(SweepTestCase):
@@ -19,7 +20,7 @@ class NormalEnd(SweepTestCase):
         doc = self.merged()
         self.assertTrue(doc["complete"])
         sweep = doc["context"]["sweep"]
-        self.assertEqual(sweep["exit_code"], 0)
+        self.assertEqual((sweep["exit_code"], sweep["gain_threshold"]), (0, 1.1))
         got = sorted((x["mode"], x["ranks_per_gpu"], x["size"], x["mps_active_thread_percentage"] or 0)
                      for x in doc["results"])
         want = sorted([(m, k, s, 0) for m in ("timeslice", "mps", "streams") for k in (1, 2, 4) for s in (64, 128)] +
@@ -53,6 +54,20 @@ class NormalEnd(SweepTestCase):
         self.assertEqual(sorted(n for n in os.listdir(self.workdir) if n.startswith("part-") and n.endswith(".json")),
                          [], "part files are removed after a successful merge")
         self.assert_clean()
+
+    def test_the_verdict_lines_come_again_from_the_file(self):
+        # The threshold the run used is recorded, so the file alone gives the lines it printed (as
+        # `mpsbench-analyze verdict FILE` does, through the same core functions).
+        # The fake's MPS gain is 1.5: below a threshold of 1.6 at every size.
+        r = self.sweep(self.fake_args("--gain-threshold", "1.6", "--", "--size", "64,128", modes="timeslice,mps"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = self.merged()
+        self.assertEqual(recorded_threshold(doc), 1.6)
+        again = verdict_lines(verdicts(results_of([doc]), recorded_threshold(doc)))
+        self.assertEqual([l for l in r.stdout.splitlines() if l.startswith("verdict: ")], again)
+        self.assertIn("MPS never pays off (gain < 1.6x at every size measured)", again[0])
+        # The whole block after the memory summary is console_report's.
+        self.assertTrue(r.stdout.rstrip("\n").endswith(console_report(doc, recorded_threshold(doc))))
 
     def test_qos_percentages_and_keep_parts(self):
         r = self.sweep(self.fake_args("--qos-percentages", "30,60", "--keep-parts", modes="mps-qos", ranks="2"))
@@ -267,136 +282,5 @@ class Signals(SweepTestCase):
         self.assertFalse(os.path.exists(os.path.join(self.tmp, base)))
 
 
-class ExistingDaemon(SweepTestCase):
-    def test_refused_and_left_alone(self):
-        pipe, daemon_env = self.start_foreign_daemon()
-        pid = self.foreign_pid(pipe)
-        try:
-            r = self.sweep(self.fake_args(modes="timeslice,mps"))
-            self.assertEqual(r.returncode, 2, r.stderr)
-            self.assertIn(f"daemon pid {pid} (pipe directory {pipe})", r.stderr)
-            self.assertIn("it is left alone", r.stderr)
-            self.assertTrue(pid_alive(pid), "the sweep must not kill a daemon it did not start")
-            self.assertFalse(os.path.exists(self.output), "nothing ran")
-        finally:
-            self.stop_foreign(daemon_env, pid)
-        self.assert_clean()
-
-    def test_used_recorded_and_not_stopped(self):
-        pipe, daemon_env = self.start_foreign_daemon()
-        pid = self.foreign_pid(pipe)
-        try:
-            r = self.sweep(self.fake_args("--existing-daemon", "use", modes="timeslice,mps,mps-qos", ranks="1,2"))
-            self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertTrue(pid_alive(pid))
-            sweep = self.merged()["context"]["sweep"]
-            self.assertTrue(sweep["existing_daemon"]["used"])
-            self.assertEqual(sweep["existing_daemon"]["pipe_dir"], pipe)
-            for job in sweep["jobs"][1:]:
-                self.assertEqual(job["daemon"]["started_by_sweep"], False)
-                self.assertEqual(job["daemon"]["pipe_dir"], pipe)
-            self.assertEqual([d["started_by_sweep"] for d in sweep["daemons"]], [False, False])
-        finally:
-            self.stop_foreign(daemon_env, pid)
-        self.assert_clean()
-
-    def stop_foreign(self, env, pid):
-        subprocess.run([FAKE_CONTROL], input="quit\n", env=env, capture_output=True, text=True, timeout=10)
-        deadline = time.monotonic() + 10
-        while pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertFalse(pid_alive(pid))
-
-
-class Preflight(SweepTestCase):
-    def check(self, args, message):
-        r = self.sweep(args)
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn(message, r.stderr)
-        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
-        self.assertFalse(os.path.exists(self.output) or os.path.exists(self.workdir), "nothing may start")
-
-    def test_ranks_above_client_limit(self):
-        self.check(self.fake_args(ranks="1,64"), "64 MPS clients per GPU requested, but an MPS server accepts at "
-                                                 "most 48 per device")
-
-    def test_explicit_client_limit(self):
-        self.check(self.fake_args("--mps-client-limit", "2", modes="mps", ranks="4"), "at most 2 per device")
-
-    def test_missing_mpsbench(self):
-        args = self.fake_args()
-        args[args.index("--mpsbench") + 1] = os.path.join(self.tmp, "no-such-mpsbench")
-        self.check(args, "no-such-mpsbench' is not an executable file")
-
-    def test_missing_control_program(self):
-        args = self.fake_args()
-        args[args.index("--mps-control") + 1] = os.path.join(self.tmp, "nvidia-cuda-mps-control")
-        self.check(args, "modes mps, mps-qos need the MPS control program")
-
-    def test_passthrough_mode_is_refused(self):
-        self.check(self.fake_args("--", "--mode", "mps"), "--mode after --: the sweep sets it for every job")
-
-    def test_passthrough_output_is_refused(self):
-        self.check(self.fake_args("--", "--output=x.json"), "--output after --")
-
-    def test_cpu_device_allows_only_streams(self):
-        self.check(self.fake_args("--", "--device", "cpu"), "only --modes streams runs on the CPU device")
-
-    def test_launcher_template_without_np(self):
-        args = self.fake_args()
-        args[args.index("--launcher") + 1] = "mpirun -n 4"
-        self.check(args, "has none of {np}, {np_per_node}")
-
-
 if __name__ == "__main__":
     unittest.main()
-
-
-class MultiNode(SweepTestCase):
-    """--nodes 2: one guardian (and daemon) per node, reached through a fan-out like srun --input=all."""
-
-    def args(self, *extra):
-        args = self.fake_args("--nodes", "2", "--node-launcher", f"{sys.executable} {FAKE_FANOUT} {{nodes}}",
-                              *extra, modes="timeslice,mps", ranks="1,2")
-        args[args.index("--launcher") + 1] = f"{sys.executable} {FAKE_JOB} --np {{np_per_node}}"
-        return args
-
-    def test_one_daemon_per_node(self):
-        r = self.sweep(self.args(), FAKE_MPS_SPAWN_SERVER="1")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        sweep = self.merged()["context"]["sweep"]
-        self.assertEqual([j["np"] for j in sweep["jobs"]], [4, 4])
-        (daemon,) = sweep["daemons"]
-        self.assertEqual(len(daemon["hosts"]), 2)
-        self.assertEqual(len(daemon["stop"]), 2)
-        self.assertTrue(all(s["exited_after_quit"] and s["dirs_removed"] for s in daemon["stop"]), daemon["stop"])
-        self.assert_clean()
-
-    def test_one_node_fails_to_start_the_other_is_stopped(self):
-        r = self.sweep(self.args(), FAKE_FANOUT_FAIL_NODE="1", FAKE_MPS_SPAWN_SERVER="1")
-        self.assertEqual(r.returncode, 3, r.stderr)
-        self.assertIn("FAKE_MPS_FAIL_START", r.stderr)
-        (daemon,) = self.merged()["context"]["sweep"]["daemons"]
-        self.assertEqual(len(daemon["stop"]), 2)
-        self.assert_clean()
-
-
-class GuardianCommands(SweepTestCase):
-    """`mps_node cleanup` removes a daemon whose guardian is gone (e.g. SIGKILLed with the sweep)."""
-
-    def test_cleanup_removes_an_orphaned_daemon(self):
-        base = os.path.join(self.tmp, "mpsb-orphan")
-        env = dict(self.env, PYTHONPATH=os.path.join(SWEEP_DIR, "sweep"), FAKE_MPS_SPAWN_SERVER="1")
-        code = ("import sys; from mpsbench_sweep.mps_daemon import Daemon; "
-                f"Daemon(sys.argv[1], {base!r}).start(5)")
-        subprocess.run([sys.executable, "-c", code, FAKE_CONTROL], env=env, check=True, timeout=30)
-        with open(os.path.join(base, "pipe", "daemon.pid")) as f:
-            daemon = int(f.read())
-        self.assertTrue(pid_alive(daemon))
-        r = subprocess.run([sys.executable, "-m", "mpsbench_sweep.mps_node", "cleanup", "--base-dir", base,
-                            "--control", FAKE_CONTROL, "--grace", "2"], env=env, capture_output=True, text=True,
-                           timeout=60)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        report = json.loads(r.stdout)
-        self.assertTrue(report["exited_after_quit"] and report["dirs_removed"], report)
-        self.assert_clean()

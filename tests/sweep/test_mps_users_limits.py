@@ -16,6 +16,11 @@ from sweeptest import FAKE_CONTROL, SweepTestCase, pid_alive
 OTHER_UID = 4242 if os.geteuid() != 4242 else 4343
 
 
+def passthrough(argv):
+    """The options after -- as the fake job got them: after the mpsbench path, before the sweep's own --mode."""
+    return argv[3:argv.index("--mode")]
+
+
 def plant(root, pid, name, uid, argv=None, state="S (sleeping)"):
     """A process in a fake /proc: its status (Name, State, Uid) and, when argv is given, its cmdline."""
     d = os.path.join(root, str(pid))
@@ -64,7 +69,7 @@ class OtherUsers(SweepTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("note: another user's MPS processes run here", r.stderr)
         with open(log) as f:  # mpsbench looks on every host of its job too: it is told to go on as well
-            self.assertEqual([json.loads(l)["argv"][-4:] for l in f],
+            self.assertEqual([passthrough(json.loads(l)["argv"]) for l in f],
                              [["--other-mps-users", "go-on", "--size", "64"]] * 2)
         sweep = self.merged()["context"]["sweep"]
         self.assertEqual(sweep["other_mps_users"]["policy"], "go-on")
@@ -221,7 +226,7 @@ class ClientRamp(SweepTestCase):
         with open(log) as f:
             argvs = [json.loads(l)["argv"] for l in f]
         self.assertEqual([a[a.index("--ranks-per-gpu") + 1] for a in argvs], ["1", "2", "4", "5"])
-        self.assertEqual(argvs[0][-4:], ["--preset", "client-ramp", "--size", "128"])  # the preset, then ours
+        self.assertEqual(passthrough(argvs[0]), ["--preset", "client-ramp", "--size", "128"])  # the preset, then ours
         ramp = self.ramp()
         self.assertEqual((ramp["limit"], ramp["limit_source"]), (4, "--mps-client-limit"))
         steps = ramp["steps"]

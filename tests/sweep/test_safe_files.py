@@ -6,11 +6,10 @@ import sys
 import tempfile
 import unittest
 
-from sweeptest import REPO, SweepTestCase
+from sweeptest import SweepTestCase
 
-sys.path.insert(0, os.path.join(REPO, "harness", "sweep"))
 from mpsbench_sweep import merge, safe_files  # noqa: E402
-from mpsbench_sweep.mps_daemon import Daemon, DaemonError  # noqa: E402
+from mpsbench_sweep.daemon.mps_daemon import Daemon, DaemonError  # noqa: E402
 
 
 class Planted(unittest.TestCase):

@@ -5,83 +5,84 @@ import tempfile
 import unittest
 from unittest import mock
 
-from sweeptest import REPO
-
-sys.path.insert(0, os.path.join(REPO, "harness", "sweep"))
-from mpsbench_sweep import launcher, merge, node_checks, nvsmi, plan, ramp  # noqa: E402
-from mpsbench_sweep.mps_daemon import control_env, mps_kind  # noqa: E402
+import sweeptest  # noqa: F401  (the packages' paths)
+from mpsbench_sweep import inputs, launcher, merge, nvsmi, passthrough, plan, preflight  # noqa: E402
+from mpsbench_sweep.console_report import console_report  # noqa: E402
+from mpsbench_sweep.daemon import node_checks  # noqa: E402
+from mpsbench_sweep.daemon.mps_daemon import control_env, mps_kind  # noqa: E402
+from mpsbench_sweep.jobs import ramp  # noqa: E402
 
 
 class Plan(unittest.TestCase):
     def test_jobs_and_ranks(self):
         jobs = plan.plan_jobs(["timeslice", "mps", "mps-qos", "streams"], [1, 2, 4, 8], None, 2, 4)
         self.assertEqual([(j.mode, j.np, j.ranks_per_gpu, j.thread_percentage, j.part_name) for j in jobs], [
-            ("timeslice", 64, [1, 2, 4, 8], None, "part-timeslice.json"),
-            ("mps", 64, [1, 2, 4, 8], None, "part-mps.json"),
-            ("mps-qos", 8, [1], 100, "part-mps-qos-k1-p100.json"),
-            ("mps-qos", 16, [2], 50, "part-mps-qos-k2-p50.json"),
-            ("mps-qos", 32, [4], 25, "part-mps-qos-k4-p25.json"),
-            ("mps-qos", 64, [8], 12, "part-mps-qos-k8-p12.json"),
-            ("streams", 8, [1, 2, 4, 8], None, "part-streams.json")])
+            ("timeslice", 64, (1, 2, 4, 8), None, "part-timeslice.json"),
+            ("mps", 64, (1, 2, 4, 8), None, "part-mps.json"),
+            ("mps-qos", 8, (1,), 100, "part-mps-qos-k1-p100.json"),
+            ("mps-qos", 16, (2,), 50, "part-mps-qos-k2-p50.json"),
+            ("mps-qos", 32, (4,), 25, "part-mps-qos-k4-p25.json"),
+            ("mps-qos", 64, (8,), 12, "part-mps-qos-k8-p12.json"),
+            ("streams", 8, (1, 2, 4, 8), None, "part-streams.json")])
         self.assertEqual(jobs[0].mpsbench_args("p.json"),
                          ["--mode", "timeslice", "--ranks-per-gpu", "1,2,4,8", "--output", "p.json"])
 
     def test_green_runs_one_rank_per_gpu_like_streams(self):
         jobs = plan.plan_jobs(["mps-qos", "green"], [2, 4], None, 1, 2)
         self.assertEqual([(j.mode, j.np, j.ranks_per_gpu, j.thread_percentage) for j in jobs],
-                         [("mps-qos", 4, [2], 50), ("mps-qos", 8, [4], 25), ("green", 2, [2, 4], None)])
+                         [("mps-qos", 4, (2,), 50), ("mps-qos", 8, (4,), 25), ("green", 2, (2, 4), None)])
         self.assertEqual(jobs[-1].mpsbench_args("p.json")[:2], ["--mode", "green"])
         common = dict(ranks=[65], jobs=[], device=None, gpus=None, used_gpu_indices=None, limit=48, limit_reason="",
                       mpsbench=None, control="true", nodes=1, launcher_kind="mpirun")
-        with self.assertRaisesRegex(plan.PlanError, "mode green runs at most 64 instances per GPU"):
-            plan.preflight(modes=["green"], **common)
+        with self.assertRaisesRegex(inputs.InputError, "mode green runs at most 64 instances per GPU"):
+            preflight.preflight(modes=["green"], **common)
 
     def test_explicit_percentages(self):
         jobs = plan.plan_jobs(["mps-qos"], [2], [30, 60], 1, 1)
         self.assertEqual([(j.np, j.thread_percentage) for j in jobs], [(2, 30), (2, 60)])
 
     def test_lists(self):
-        self.assertEqual(plan.parse_list("--ranks-per-gpu", "4,1,2,4", low=1, high=64), [1, 2, 4])
+        self.assertEqual(inputs.integer_list("--ranks-per-gpu", "4,1,2,4", 1, 64), [1, 2, 4])
         for bad in ("1,,2", "0", "x", "1,"):
-            with self.assertRaises(plan.PlanError):
-                plan.parse_list("--ranks-per-gpu", bad, low=1, high=64)
-        with self.assertRaisesRegex(plan.PlanError, "unknown value 'mps2'"):
-            plan.parse_list("--modes", "mps,mps2", choices=plan.MODES)
+            with self.assertRaises(inputs.InputError):
+                inputs.integer_list("--ranks-per-gpu", bad, 1, 64)
+        with self.assertRaisesRegex(inputs.InputError, "unknown value 'mps2'"):
+            inputs.choice_list("--modes", "mps,mps2", ("timeslice", "mps"))
 
     def test_passthrough(self):
-        self.assertEqual(plan.passthrough_options(["--kernel", "matmul", "--device=cpu", "--gpus", "0,1"]),
+        self.assertEqual(passthrough.passthrough_options(["--kernel", "matmul", "--device=cpu", "--gpus", "0,1"]),
                          {"device": "cpu", "gpus": "0,1"})
         for owned in (["--mode", "mps"], ["--ranks-per-gpu=2"], ["--output", "x"]):
-            with self.assertRaisesRegex(plan.PlanError, "the sweep sets it"):
-                plan.passthrough_options(owned)
+            with self.assertRaisesRegex(inputs.InputError, "the sweep sets it"):
+                passthrough.passthrough_options(owned)
 
     def test_client_limit(self):
-        self.assertEqual(plan.client_limit(None, None)[0], 48)
-        self.assertEqual(plan.client_limit(None, [{"compute_cap": 9.0}])[0], 48)
-        self.assertEqual(plan.client_limit(None, [{"compute_cap": 6.0}])[0], 16)
-        self.assertEqual(plan.client_limit(60, [{"compute_cap": 6.0}])[0], 60)
+        self.assertEqual(preflight.client_limit(None, None)[0], 48)
+        self.assertEqual(preflight.client_limit(None, [{"compute_cap": 9.0}])[0], 48)
+        self.assertEqual(preflight.client_limit(None, [{"compute_cap": 6.0}])[0], 16)
+        self.assertEqual(preflight.client_limit(60, [{"compute_cap": 6.0}])[0], 60)
 
     def preflight(self, **overrides):
         args = dict(modes=["timeslice", "mps"], ranks=[1, 2], jobs=plan.plan_jobs(["timeslice", "mps"], [1, 2], None, 1, 1),
                     device="auto", gpus=None, used_gpu_indices=None, limit=48, limit_reason="x",
                     mpsbench=sys.executable, control=sys.executable, nodes=1, launcher_kind="mpirun")
         args.update(overrides)
-        plan.preflight(**args)
+        preflight.preflight(**args)
 
     def test_compute_modes(self):
         self.preflight(gpus=[{"index": 0, "compute_mode": "DEFAULT"}])
         self.preflight(gpus=[{"index": 0, "compute_mode": "EXCLUSIVE_PROCESS"}], modes=["mps"])
         self.preflight(gpus=[{"index": 1, "compute_mode": "EXCLUSIVE_PROCESS"}], used_gpu_indices={0})
-        with self.assertRaisesRegex(plan.PlanError, "EXCLUSIVE_PROCESS, which admits one process"):
+        with self.assertRaisesRegex(inputs.InputError, "EXCLUSIVE_PROCESS, which admits one process"):
             self.preflight(gpus=[{"index": 0, "compute_mode": "EXCLUSIVE_PROCESS"}])
-        with self.assertRaisesRegex(plan.PlanError, "PROHIBITED"):
+        with self.assertRaisesRegex(inputs.InputError, "PROHIBITED"):
             self.preflight(gpus=[{"index": 0, "compute_mode": "PROHIBITED"}], modes=["mps"])
 
     def test_slurm_allocation_too_small(self):
         with mock.patch.dict(os.environ, {"SLURM_NTASKS": "1", "SLURM_NNODES": "1"}):
-            with self.assertRaisesRegex(plan.PlanError, "needs 2 tasks but the allocation has SLURM_NTASKS=1"):
+            with self.assertRaisesRegex(inputs.InputError, "needs 2 tasks but the allocation has SLURM_NTASKS=1"):
                 self.preflight(launcher_kind="srun")
-            with self.assertRaisesRegex(plan.PlanError, "--nodes 2: the Slurm allocation has 1"):
+            with self.assertRaisesRegex(inputs.InputError, "--nodes 2: the Slurm allocation has 1"):
                 self.preflight(launcher_kind="srun", nodes=2)
 
 
@@ -128,23 +129,17 @@ class Launcher(unittest.TestCase):
 
 
 class MergeAndTable(unittest.TestCase):
-    def test_si(self):
-        self.assertEqual(merge.si(48.23e12, "FLOP/s"), "48.2 TFLOP/s")
-        self.assertEqual(merge.si(9.274e9, "FLOP/s"), "9.27 GFLOP/s")
-        self.assertEqual(merge.si(512.4e6, "interactions/s"), "512 Minteractions/s")
-        self.assertEqual(merge.si(0.5, "B/s"), "0.50 B/s")
-        self.assertEqual(merge.si(None, "FLOP/s"), "-")
-
     def result(self, mode, k, value, pct=None, verified=True):
-        return {"kernel": "nbody", "precision": "fp32", "size": 4096, "ranks_per_gpu": k, "mode": mode,
-                "mps_active_thread_percentage": pct, "primary_metric": "item_per_s", "primary_unit": "interactions/s",
-                "aggregate": {"item_per_s": {"median": value}}, "verified": verified}
+        return {"kind": "kernel", "kernel": "nbody", "precision": "fp32", "size": 4096, "ranks_per_gpu": k,
+                "mode": mode, "mps_active_thread_percentage": pct, "primary_metric": "item_per_s",
+                "primary_unit": "interactions/s", "status": "ok", "aggregate": {"item_per_s": {"median": value}},
+                "verified": verified}
 
     def test_table_missing_cells_and_split_qos(self):
         doc = {"results": [self.result("timeslice", 2, 1e9), self.result("mps", 2, 2e9, verified=False),
                            self.result("mps-qos", 2, 1.5e9, 25), self.result("mps-qos", 2, 1.8e9, 50),
                            self.result("streams", 4, 4e9)]}
-        lines = merge.table(doc).splitlines()
+        lines = console_report(doc).splitlines()
         self.assertEqual(lines[0].split()[4:8], ["timeslice", "mps", "mps-qos", "25%"])
         row2 = lines[1].split()
         self.assertEqual(row2[:4], ["nbody", "fp32", "4096", "2"])
@@ -156,7 +151,7 @@ class MergeAndTable(unittest.TestCase):
     def test_green_against_mps_qos_at_the_same_share(self):
         doc = {"results": [self.result("mps-qos", 2, 1.6e9, 50), self.result("green", 2, 2.0e9),
                            self.result("mps-qos", 4, 2.0e9, 25), self.result("green", 4, 1.0e9)]}
-        lines = merge.table(doc).splitlines()
+        lines = console_report(doc).splitlines()
         self.assertEqual(lines[0].split()[4:], ["mps-qos", "green", "green/qos", "verified"])
         self.assertEqual(lines[1].split()[-2], "1.25x")
         self.assertEqual(lines[2].split()[-2], "0.50x")
@@ -164,10 +159,10 @@ class MergeAndTable(unittest.TestCase):
         self.assertFalse(any(l.startswith("MPS gain = ") for l in lines))  # no such column here
         # Several percentages at one k: no single share to compare with, so no ratio.
         doc["results"].append(self.result("mps-qos", 2, 1.0e9, 100))
-        self.assertNotIn("green/qos", merge.table(doc).splitlines()[0])
+        self.assertNotIn("green/qos", console_report(doc).splitlines()[0])
 
     def test_merge_and_atomic_write(self):
-        part = {"schema": "mpsbench-results", "schema_version": 2, "complete": True, "context": {"a": 1},
+        part = {"schema": "mpsbench-results", "schema_version": 3, "complete": True, "context": {"a": 1},
                 "results": [1, 2]}
         self.assertIsNone(merge.merge([], {}, True))
         doc = merge.merge([part, dict(part, complete=False, results=[3])], {"jobs": []}, True)
@@ -214,15 +209,15 @@ class MemoryLimitsAndRamp(unittest.TestCase):
         self.assertEqual(plan.mem_limit_bytes("512MB"), 512 * 2**20)
         self.assertEqual(plan.mem_limit_env("2G", 3), "0=2G,1=2G,2=2G")
         for bad in ("2", "2T", "0G", "-1G", "2G,", "1.5G", "G"):
-            with self.assertRaises(plan.PlanError):
+            with self.assertRaises(inputs.InputError):
                 plan.parse_mem_limits(bad)
 
     def test_mps_mem_jobs(self):
         jobs = plan.plan_jobs(["mps", "mps-mem"], [1, 4], None, 2, 2, mem_limits=["1G", "4G"])
         self.assertEqual([(j.mode, j.np, j.ranks_per_gpu, j.mem_limit, j.part_name, j.label()) for j in jobs], [
-            ("mps", 16, [1, 4], None, "part-mps.json", "mps"),
-            ("mps-mem", 16, [1, 4], "1G", "part-mps-mem-1G.json", "mps-mem 1G"),
-            ("mps-mem", 16, [1, 4], "4G", "part-mps-mem-4G.json", "mps-mem 4G")])
+            ("mps", 16, (1, 4), None, "part-mps.json", "mps"),
+            ("mps-mem", 16, (1, 4), "1G", "part-mps-mem-1G.json", "mps-mem 1G"),
+            ("mps-mem", 16, (1, 4), "4G", "part-mps-mem-4G.json", "mps-mem 4G")])
         self.assertEqual(jobs[1].mpsbench_args("p.json")[:2], ["--mode", "mps"])  # mpsbench has no mode mps-mem
 
     def test_ramp_plan(self):
@@ -239,7 +234,7 @@ class MemoryLimitsAndRamp(unittest.TestCase):
             self.assertIsNone(ramp.parse_limit(answer))
 
     def test_ramp_table_and_finding(self):
-        r = {"status": "ok", "kernel": "matmul", "precision": "fp32", "size": 256, "ranks_per_gpu": 2,
+        r = {"status": "ok", "kind": "kernel", "kernel": "matmul", "precision": "fp32", "size": 256, "ranks_per_gpu": 2,
              "primary_metric": "flop_per_s", "primary_unit": "FLOP/s", "verified": True,
              "aggregate": {"flop_per_s": {"median": 4e12}}}
         job2, job3 = plan.plan_ramp(2, 1, 1)[1:]
@@ -264,15 +259,17 @@ class MemoryLimitsAndRamp(unittest.TestCase):
 
     def test_mps_mem_results_keep_their_own_columns(self):
         def result(mode, value, limit=None, verified=True):
-            r = {"kernel": "matmul", "precision": "fp32", "size": 1024, "ranks_per_gpu": 2, "mode": mode,
-                 "mps_active_thread_percentage": None, "primary_metric": "flop_per_s", "primary_unit": "FLOP/s",
-                 "aggregate": {"flop_per_s": {"median": value}}, "verified": verified}
-            return merge.relabel_mem({"results": [r]}, limit)["results"][0] if limit else r
+            r = {"kind": "kernel", "kernel": "matmul", "precision": "fp32", "size": 1024, "ranks_per_gpu": 2,
+                 "mode": mode, "mps_active_thread_percentage": None, "primary_metric": "flop_per_s",
+                 "primary_unit": "FLOP/s", "status": "ok", "aggregate": {"flop_per_s": {"median": value}},
+                 "verified": verified}
+            job = plan.plan_jobs(["mps-mem"], [2], None, 1, 1, mem_limits=[limit])[0] if limit else None
+            return merge.relabel({"results": [r]}, job)["results"][0] if limit else r
         doc = {"results": [result("mps", 2e12), result("mps", 1e12, "8G"), result("mps", 0.5e12, "512M", False),
                            result("timeslice", 1e12)]}
         self.assertEqual([(r["mode"], r.get("mps_pinned_device_mem_limit")) for r in doc["results"]],
                          [("mps", None), ("mps-mem", "8G"), ("mps-mem", "512M"), ("timeslice", None)])
-        lines = merge.table(doc).splitlines()
+        lines = console_report(doc).splitlines()
         self.assertEqual(lines[0].split()[4:10], ["timeslice", "mps", "mps-mem", "512M", "mps-mem", "8G"])
         row = lines[1].split()
         self.assertEqual(row[4:12], ["1.00", "TFLOP/s", "2.00", "TFLOP/s", "500", "GFLOP/s", "1.00", "TFLOP/s"])

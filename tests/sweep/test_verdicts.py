@@ -1,21 +1,35 @@
-"""The verdict lines after the sweep's table (merge.kernel_verdicts), on hand-computed fixtures.
+"""The verdict lines after the sweep's table, on hand-computed fixtures.
 
-At each size, k is the ranks per GPU with the highest mps throughput among those measured (ok and verified)
-in both mps and timeslice; the gain is mps / timeslice at k; the crossover is the smallest size S with
-gain < threshold at every size >= S (as `mpsbench-analyze crossover`).
+The verdict is mpsbench_core.verdict's (the analysis prints the same lines): at each size, k is the ranks
+per GPU with the highest mps throughput among those measured (ok and verified) in both mps and timeslice;
+the gain is mps / timeslice at k; the crossover is the smallest size S with gain < threshold at every
+size >= S. These cases check that the sweep's console report prints exactly those lines.
 """
-import os
-import sys
 import unittest
 
-from sweeptest import REPO
+import sweeptest  # noqa: F401  (the packages' paths)
+from mpsbench_core.records import results_of  # noqa: E402
+from mpsbench_core.verdict import KernelVerdict, size_crossover, verdict_lines, verdicts  # noqa: E402
+from mpsbench_sweep.console_report import console_report  # noqa: E402
 
-sys.path.insert(0, os.path.join(REPO, "harness", "sweep"))
-from mpsbench_sweep import merge  # noqa: E402
+
+class merge:  # noqa: N801  (the names these cases were written against)
+    """The verdict lines of kernel records as the sweep prints them (applications' lines follow them)."""
+
+    @staticmethod
+    def kernel_verdicts(results, threshold=None):
+        found = verdicts(results_of([{"results": results}]), threshold)
+        return verdict_lines([v for v in found if isinstance(v, KernelVerdict)])
+
+    crossover = staticmethod(size_crossover)
+
+    @staticmethod
+    def table(doc, threshold=None):
+        return console_report(doc, threshold)
 
 
 def result(mode, size, k, value, kernel="matmul", precision="fp32", status="ok", verified=True):
-    r = {"kernel": kernel, "precision": precision, "size": size, "ranks_per_gpu": k, "mode": mode,
+    r = {"kind": "kernel", "kernel": kernel, "precision": precision, "size": size, "ranks_per_gpu": k, "mode": mode,
          "mps_active_thread_percentage": None, "primary_metric": "flop_per_s", "primary_unit": "FLOP/s",
          "status": status, "verified": verified}
     if status == "ok":
@@ -130,14 +144,17 @@ class KernelVerdicts(unittest.TestCase):
             "verdict: matmul fp32: no MPS verdict: no size has verified mps and timeslice results at the same "
             "ranks per GPU; 2 configuration(s) failed or unverified, left out"])
 
-    def test_order_and_apps_left_to_app_verdicts(self):
+    def test_order_and_apps_after_the_kernels(self):
         app = {"kernel": "app", "precision": "solver", "size": None, "ranks_per_gpu": 1, "mode": "timeslice",
                "mps_active_thread_percentage": None, "primary_metric": "item_per_s", "primary_unit": "run/s",
-               "status": "ok", "verified": True, "aggregate": {"item_per_s": {"median": 1.0}}}
+               "status": "ok", "verified": True, "aggregate": {"item_per_s": {"median": 1.0}}}  # version 2
         results = (grid({8: [1, 1, 1]}, {8: [1, 1, 2]}, kernel="nbody") + [app] +
                    grid({8: [1, 1, 1]}, {8: [1, 1, 1]}, precision="bf16"))
         lines = merge.kernel_verdicts(results)
         self.assertEqual([l.split(":")[1] for l in lines], [" nbody fp32", " matmul bf16"])
+        printed = console_report({"results": results}).splitlines()
+        self.assertEqual([l.split(":")[1] for l in printed if l.startswith("verdict: ")],
+                         [" nbody fp32", " matmul bf16", " solver"])
 
     def test_table_ends_with_the_verdicts(self):
         text = merge.table({"results": grid(TIMESLICE, MPS)}, threshold=1.1)

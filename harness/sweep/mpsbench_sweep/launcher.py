@@ -126,12 +126,16 @@ class Launcher:
                     cmd += ["-x", var]
         return cmd + program_argv
 
+    def runs_here(self, nodes):
+        """Whether node_command runs its helper directly on this node (no launcher in between)."""
+        return nodes == 1 and self.node_spec == "auto" and self.kind != "srun"
+
     def node_command(self, helper_argv, nodes):
         """Command that runs helper_argv once on each of nodes nodes, its stdin reaching every copy.
 
         srun is used even for one node: under salloc the sweep may run on a login node,
         and the daemon belongs on the node the ranks run on."""
-        if nodes == 1 and self.node_spec == "auto" and self.kind != "srun":
+        if self.runs_here(nodes):
             return helper_argv
         if self.node_spec != "auto":
             return self._fill(self.node_spec, nodes=nodes) + helper_argv

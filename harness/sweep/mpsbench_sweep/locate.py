@@ -7,6 +7,8 @@ source-tree run: harness/mpsbench-sweep), then PATH.
 import os
 import shutil
 
+import mpsbench_core
+
 # The bin directory of an installed mpsbench-sweep (set by that launcher); None in the source tree.
 INSTALLED_BIN_DIR = None
 
@@ -22,3 +24,12 @@ def default_program(name):
         if os.path.isfile(path):
             return path
     return shutil.which(name) or places[0]
+
+
+def package_path():
+    """PYTHONPATH for the helpers the sweep starts as `python3 -m mpsbench_sweep.…` (keepers, guardians,
+    farmers): the directories holding mpsbench_sweep and mpsbench_core (one directory when installed,
+    harness/sweep and core in the source tree)."""
+    dirs = [os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+            os.path.dirname(os.path.dirname(os.path.abspath(mpsbench_core.__file__)))]
+    return os.pathsep.join(dict.fromkeys(dirs))

@@ -8,7 +8,7 @@ Why it is done this way:
 - Ready means answering: `nvidia-cuda-mps-control -d` returns before the
   daemon listens, so start() polls `get_server_list` until it exits 0.
 - Thread percentage: applied per client through CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
-  in each rank's environment (see runner.py), not with
+  in each rank's environment (jobs/environment.py), not with
   `set_default_active_thread_percentage`: the client variable needs no server
   restart between jobs, leaves a daemon we did not start (--existing-daemon use)
   unchanged, and is what mpsbench records and verifies per rank.
@@ -24,7 +24,7 @@ import socket
 import subprocess
 import time
 
-from . import procs
+from .. import procs
 
 CONTROL_NAME = "nvidia-cuda-mps-control"
 SERVER_NAME = "nvidia-cuda-mps-server"

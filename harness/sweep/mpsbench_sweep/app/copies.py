@@ -12,8 +12,17 @@ The window protocol (harness/sweep/README.md, "Farming an application"):
   The other copies' runs are then stopped (SIGTERM to their process groups,
   SIGKILL after a grace period): nothing more of this configuration will be
   reported as a measurement, and the sweep goes on with the next one.
-Every run gets its own process group, so stopping a run stops whatever it
-forked; runs stay in the farmer's session, so the sweep's cleanup finds them.
+Nothing of a run may outlive it: its processes would skew the later runs'
+timings. Every run gets its own process group, killed when the run ends (what
+it left in the background); a child it put in a session of its own is
+re-parented to the farmer (a subreaper: farm.py), where a watcher finds it
+within WATCH_S and kills it with everything below it; the count is reported
+as left_running. Runs do not ask for a signal when the farmer dies
+(PR_SET_PDEATHSIG would need Python code between fork and exec, about 4 ms
+added to every timed run): a farmer killed outright leaves them to its own
+subreaper, the keeper, which ends them. Anything that goes wrong in a copy's thread,
+an output file that cannot be created included, is a failed run that fails the
+configuration: never a thread's traceback and a window cut short.
 """
 import os
 import signal
@@ -23,8 +32,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
+from .. import procs
+from ..lifetime import reap, stray_children
+
 STOP_GRACE_S = 5.0
 STDERR_TAIL_BYTES = 2000
+WATCH_S = 0.25  # how often the farmer looks for processes a finished run left running
 
 
 @dataclass
@@ -49,6 +62,7 @@ class Run:
     stderr: str
     stopped: bool = False      # ended by us because another run failed
     check_exit_code: Optional[int] = None
+    start_error: Optional[str] = None  # why the run could not start (exit_code 127)
 
     @property
     def succeeded(self):
@@ -64,6 +78,7 @@ class Window:
     window_s: float
     runs: List[Run]
     failure: Optional[Run]     # the first run that failed, if any
+    left_running: int = 0      # processes finished runs left behind, killed during the window
 
 
 def tail(path, limit=STDERR_TAIL_BYTES):
@@ -86,6 +101,7 @@ class Farm:
         self.argv, self.copies, self.base_env = list(argv), copies, dict(base_env)
         self._lock = threading.Lock()
         self._running = {}      # copy index -> Popen of its current run
+        self._started = set()   # pid of every run started: what the watcher must never take for a stray
         self.failed = threading.Event()
         self.aborted = threading.Event()
         self.on_start = None    # called with (copy, pid) as each run starts (memory sampling)
@@ -108,42 +124,74 @@ class Farm:
         except threading.BrokenBarrierError:
             return
         number = 0
-        while not self.failed.is_set() and not self.aborted.is_set():
-            started = time.monotonic()
-            if number > 0 and started - clock[0] >= deadline_s:
-                break
-            with self._lock:
-                if self.failed.is_set() or self.aborted.is_set():
+        try:
+            while not self.failed.is_set() and not self.aborted.is_set():
+                started = time.monotonic()
+                if number > 0 and started - clock[0] >= deadline_s:
                     break
-                try:
-                    proc, stem = self._start(copy, repetition, number)
-                except OSError as e:
-                    runs.append(self._unstartable(copy, repetition, number, started - clock[0], e))
-                    self.failed.set()
+                run = self._one_run(copy, repetition, number, started, clock[0])
+                if run is None:
                     break
-                self._running[copy.index] = proc
-            if self.on_start is not None:
-                self.on_start(copy, proc.pid)
-            rc = proc.wait()
-            ended = time.monotonic()
-            with self._lock:
-                self._running.pop(copy.index, None)
-                stopped = self.failed.is_set() and rc != 0
-            run = Run(copy.index, repetition, number, round(started - clock[0], 6), round(ended - started, 6),
-                      rc if rc >= 0 else None, -rc if rc < 0 else None, stem + ".out", stem + ".err", stopped)
-            runs.append(run)
-            if not run.succeeded and not stopped:
-                self._fail()
-                break
-            number += 1
-            if repetition < 0:
-                break  # the warm-up is one run per copy
+                runs.append(run)
+                if not run.succeeded and not run.stopped:
+                    self._fail()
+                    break
+                number += 1
+                if repetition < 0:
+                    break  # the warm-up is one run per copy
+        except BaseException as e:  # noqa: B902 - a thread's failure is the configuration's, never a traceback
+            runs.append(self._unstartable(copy, repetition, number, time.monotonic() - clock[0],
+                                          f"the farmer's thread for this copy failed: {e!r}"))
+            self._fail()
 
-    def _unstartable(self, copy, repetition, number, at, error):
+    def _one_run(self, copy, repetition, number, started, start_of_window):
+        """One whole run of the copy; None when the window was stopped before it started."""
+        with self._lock:
+            if self.failed.is_set() or self.aborted.is_set():
+                return None
+            try:
+                proc, stem = self._start(copy, repetition, number)
+            except OSError as e:
+                return self._unstartable(copy, repetition, number, started - start_of_window,
+                                         f"cannot start {self.argv[0]}: {e.strerror or e}"
+                                         + (f" ({e.filename})" if e.filename else ""))
+            self._running[copy.index] = proc
+            self._started.add(proc.pid)
+        if self.on_start is not None:
+            self.on_start(copy, proc.pid)
+        rc = proc.wait()
+        ended = time.monotonic()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever the run left in its process group
+        except (ProcessLookupError, PermissionError):
+            pass
+        with self._lock:
+            self._running.pop(copy.index, None)
+            stopped = self.failed.is_set() and rc != 0
+        return Run(copy.index, repetition, number, round(started - start_of_window, 6), round(ended - started, 6),
+                   rc if rc >= 0 else None, -rc if rc < 0 else None, stem + ".out", stem + ".err", stopped)
+
+    def _unstartable(self, copy, repetition, number, at, why):
+        """A run that did not start: failed with status 127, as a shell says it; nothing is written (its
+        directory may be what is missing)."""
         stem = os.path.join(copy.directory, f"r{repetition}-{number}" if repetition >= 0 else "warmup")
-        with open(stem + ".err", "w") as f:
-            f.write(f"cannot start {self.argv[0]}: {error.strerror or error}\n")
-        return Run(copy.index, repetition, number, round(at, 6), 0.0, 127, None, stem + ".out", stem + ".err")
+        return Run(copy.index, repetition, number, round(at, 6), 0.0, 127, None, stem + ".out", stem + ".err",
+                   start_error=why)
+
+    def _watch(self, stop, found):
+        """During a window: kills what finished runs left running in sessions of their own (re-parented to
+        us, the subreaper) and everything below them; counts them in found[0]."""
+        while not stop.wait(WATCH_S):
+            roots, zombies = stray_children(skip_own_group=True)
+            with self._lock:
+                # Runs start under this lock, so every run forked before the scan is in _started by now:
+                # what is not is a stray, and the runs never wait for the scan.
+                roots = [p for p in roots if p.pid not in self._started]
+                zombies = [p for p in zombies if p.pid not in self._started]
+            victims = procs.with_descendants(roots) if roots else set()
+            procs.signal_all(victims, signal.SIGKILL)
+            found[0] += len(victims)
+            reap(zombies)
 
     def _fail(self):
         """A run failed: stop the others (their results would not be reported anyway)."""
@@ -168,27 +216,34 @@ class Farm:
         threads = [threading.Thread(target=self._copy_loop, args=(c, repetition, barrier, clock, min_time_s,
                                                                  per_copy[c.index]), daemon=True)
                    for c in self.copies]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        stop_watching, left = threading.Event(), [0]
+        watcher = threading.Thread(target=self._watch, args=(stop_watching, left), daemon=True)
+        watcher.start()
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            stop_watching.set()
+            watcher.join()
         for c in self.copies:
             runs += per_copy[c.index]
         ends = [r.start_s + r.duration_s for r in runs]
         failure = next((r for r in sorted(runs, key=lambda r: r.start_s + r.duration_s)
                         if not r.succeeded and not r.stopped), None)
-        return Window(repetition, round(max(ends), 6) if ends else 0.0, runs, failure)
+        return Window(repetition, round(max(ends), 6) if ends else 0.0, runs, failure, left[0])
 
 
-def stop_processes(procs, grace=STOP_GRACE_S):
+def stop_processes(running, grace=STOP_GRACE_S):
     """SIGTERM to each run's process group, SIGKILL to those still there after the grace period."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for p in procs:
+        for p in running:
             if p.poll() is None:
                 try:
                     os.killpg(p.pid, sig)
                 except (ProcessLookupError, PermissionError):
                     pass
         deadline = time.monotonic() + grace
-        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+        while any(p.poll() is None for p in running) and time.monotonic() < deadline:
             time.sleep(0.05)

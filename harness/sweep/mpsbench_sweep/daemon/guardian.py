@@ -1,7 +1,7 @@
 """One MPS daemon per node, held by a guardian process on that node.
 
-    python3 -m mpsbench_sweep.mps_node serve --base-dir DIR --control PATH [...]
-    python3 -m mpsbench_sweep.mps_node cleanup --base-dir DIR --control PATH
+    python3 -m mpsbench_sweep.daemon.guardian serve --base-dir DIR --control PATH [...]
+    python3 -m mpsbench_sweep.daemon.guardian cleanup --base-dir DIR --control PATH
 
 `serve` starts the daemon (mps_daemon.Daemon), prints one JSON line
 {"event": "ready"|"failed", "host": ...}, then waits on stdin. A "stop" line,
@@ -15,7 +15,10 @@ Why a guardian process instead of calling the functions from the sweep:
   MPS phase because Slurm (proctrack/cgroup) kills what a step leaves behind;
 - every exit path: the guardian reads its stdin from the sweep, so even if the
   sweep is SIGKILLed (OOM killer, time limit) the guardian sees end of input and
-  removes the daemon. The sweep uses it on a single node too, started directly.
+  removes the daemon; where the sweep started it directly it also asks for
+  SIGTERM when the sweep dies (lifetime.die_with_parent), which interrupts a
+  daemon start in progress. The sweep uses it on a single node too. It is not
+  run under a keeper: a keeper would kill it before its cleanup is done.
 `cleanup` stops a daemon left behind at DIR (say, after the guardian itself was
 SIGKILLed) the same way.
 """
@@ -26,8 +29,9 @@ import signal
 import socket
 import sys
 
+from ..lifetime import die_with_parent
+from ..node_channel import NodeChannel
 from .mps_daemon import Daemon, DaemonError, describe_foreign, find_foreign
-from .node_channel import NodeChannel
 
 
 class _Stop(Exception):
@@ -48,6 +52,9 @@ def _raise_stop(signum, frame):
 def serve(args):
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, _raise_stop)
+    if not die_with_parent(signal.SIGTERM):
+        _emit("failed", error="the sweep ended before the guardian started")
+        return 3
     daemon = Daemon(args.control, args.base_dir, args.log_copy_dir)
     ok = False
     try:
@@ -88,7 +95,7 @@ def cleanup(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m mpsbench_sweep.mps_node", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 -m mpsbench_sweep.daemon.guardian", description=__doc__.split("\n")[0])
     parser.add_argument("action", choices=["serve", "cleanup"])
     parser.add_argument("--base-dir", required=True, help="private directory; pipe/ and log/ go inside")
     parser.add_argument("--control", required=True, help="nvidia-cuda-mps-control to run")

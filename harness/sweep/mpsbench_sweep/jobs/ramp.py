@@ -16,17 +16,81 @@ WORKDIR/sweep.json: limit, limit_source, server_reported_limit, steps[] (one
 per job run), finding.
 """
 import statistics
+from dataclasses import replace
 
-from .merge import si
+from mpsbench_core.units import format_si
+
+from ..daemon.mps_daemon import control
+from ..inputs import decimal_or_none
+from ..plan import Plan, plan_ramp
+from ..text import printable, say
+from .mpsbench_job import MpsbenchRun
+from .outcome import Stop
 
 GET_LIMIT_COMMAND = "get_default_client_limit"
+
+
+class RampState:
+    """What the ramp has found so far: context.sweep.client_ramp."""
+
+    def __init__(self, ramp_settings):
+        self.settings = ramp_settings
+        self.record = {"limit": ramp_settings.limit, "limit_source": ramp_settings.reason,
+                       "server_reported_limit": None, "steps": [], "finding": None}
+
+    def add_step(self, job, record, doc, tail, timeout):
+        self.record["steps"].append(step(job, record, doc, tail, timeout))
+        self.record["finding"] = finding(self.record)
+
+    def replan(self, plan, control_path, daemon, nodes, gpus_per_node):
+        """The plan after asking the daemon for its client limit: the same plan when it does not answer, says
+        the same, or --mps-client-limit was given; else a new plan ramping to the daemon's limit, recorded as
+        such (no job has run yet: the ramp is the only mode)."""
+        rc, out = control(control_path, GET_LIMIT_COMMAND, daemon["pipe_dir"], timeout=5.0)
+        reported = parse_limit(out) if rc == 0 else None
+        self.record["server_reported_limit"] = reported
+        limit = self.record["limit"]
+        if reported is None or reported == limit:
+            return plan
+        if self.settings.explicit:
+            say(f"client ramp: the MPS daemon reports a client limit of {reported} per GPU; ramping to "
+                f"--mps-client-limit {limit} as asked")
+            return plan
+        say(f"client ramp: the MPS daemon reports a client limit of {reported} per GPU (not {limit}): "
+            f"ramping to {reported} and {reported + 1}")
+        jobs = plan_ramp(reported, nodes, gpus_per_node)
+        self.record.update(limit=reported, limit_source=f"the daemon's answer to {GET_LIMIT_COMMAND}")
+        return Plan(jobs, replace(plan.record, mps_client_limit=reported, ranks_per_gpu=tuple(j.k for j in jobs)))
+
+
+class RampStepRun(MpsbenchRun):
+    """A step of the ramp: an mpsbench job whose failure past the limit is the ramp's finding, not an error."""
+
+    def __init__(self, job, record, settings, daemon, state, on_step):
+        super().__init__(job, record, settings, daemon)
+        self.state, self.on_step = state, on_step
+
+    def judge(self):
+        try:
+            super().judge()
+        except Stop:
+            if not self.job.past_limit:
+                raise
+            self.record["expected_failure"] = True
+        finally:
+            self.state.add_step(self.job, self.record, self.doc, self.tail, self.s.timeout)
+            self.on_step()
+        if self.record.get("expected_failure"):
+            say(f"{self.label}: {self.record['status']} one past the MPS client limit, recorded as the ramp's last "
+                f"step: {self.state.record['steps'][-1]['error']}")
 
 
 def parse_limit(answer):
     """The control program's answer to GET_LIMIT_COMMAND as a positive integer, or None (an older daemon
     answers with an error message, or not at all)."""
     words = (answer or "").split()
-    return int(words[0]) if len(words) == 1 and words[0].isdigit() and int(words[0]) > 0 else None
+    value = decimal_or_none(words[0]) if len(words) == 1 else None
+    return value if value else None
 
 
 def step(job, record, doc, tail, timeout):
@@ -93,9 +157,9 @@ def table(ramp):
     lines = [["clients/GPU", "ranks", "status", "throughput", "per rank", "context/rank", "MPS server", "error"]]
     for s in steps:
         values = [r for r in s["results"] if r["aggregate_median"] is not None]
-        through = " / ".join(si(r["aggregate_median"], r["unit"]) for r in values) or "-"
-        per_rank = " / ".join(si(r["aggregate_median"] / s["ranks"], r["unit"]) for r in values) or "-"
-        error = (s["error"] or "")
+        through = " / ".join(format_si(r["aggregate_median"], r["unit"]) for r in values) or "-"
+        per_rank = " / ".join(format_si(r["aggregate_median"] / s["ranks"], r["unit"]) for r in values) or "-"
+        error = printable(s["error"] or "")
         lines.append([str(s["clients_per_gpu"]) + (" (past)" if s["past_limit"] else ""), str(s["ranks"]),
                       s["status"], through, per_rank, _mib(s["context_memory_bytes_median"]),
                       _mib(s["mps_server_memory_bytes"]), error[:160] + ("..." if len(error) > 160 else "")])
@@ -107,6 +171,6 @@ def table(ramp):
              "'-' where it shows none)"]
     if len(configs) > 1:
         notes.append("several configurations per step, in this order: "
-                     + ", ".join(f"{k} {p} {s}" for k, p, s in configs))
+                     + printable(", ".join(f"{k} {p} {s}" for k, p, s in configs)))
     found = finding(ramp)
     return "\n".join([head] + text + [""] + notes + ([f"client ramp: {found}"] if found else []))

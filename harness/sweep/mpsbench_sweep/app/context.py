@@ -9,15 +9,15 @@ import datetime
 import socket
 
 NO_CUDA = {"driver_version": "none", "runtime_version": "none", "cublas_version": 0}
+GPU_FIELDS = ("index", "name", "uuid", "sm_count", "memory_total_bytes", "compute_mode", "sm_clock_peak_khz")
 
 
-def app_context(settings, run, result):
-    app, job, config = settings.app, run.job, run.config
+def app_context(app, job, config, result, argv):
+    """app: AppSettings; job: the plan's Job; config: its AppConfiguration; result: the record; argv: the
+    sweep's command line as recorded."""
     probed = config.probed or [{"host": socket.gethostname(), "gpus": [], "states": []}]
     build = next((p.get("build") for p in probed if p.get("build")), None) or {}
-    gpus = [{"host": p["host"], **{k: g[k] for k in ("index", "name", "uuid", "sm_count", "memory_total_bytes",
-                                                    "compute_mode", "sm_clock_peak_khz")}}
-            for p in probed for g in p["gpus"]]
+    gpus = [{"host": p["host"], **{k: g[k] for k in GPU_FIELDS}} for p in probed for g in p["gpus"]]
     ranks = []
     for node, p in enumerate(probed):
         for local in range(config.copies_per_node):
@@ -31,13 +31,12 @@ def app_context(settings, run, result):
         "tool": "mpsbench-sweep", "version": build.get("version") or "unknown",
         "git_commit": build.get("git_commit") or "unknown", "git_dirty": bool(build.get("git_dirty")),
         "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "argv": list(settings.meta["argv"]), "hosts": list(dict.fromkeys(p["host"] for p in probed)),
+        "argv": list(argv), "hosts": list(dict.fromkeys(p["host"] for p in probed)),
         "mpi": {"library_version": "none: the copies are separate processes" if app.launcher is None
                 else f"the application's own ({app.launcher_spec})", "world_size": len(ranks)},
         "mode_requested": job.mode,
-        "device": {"requested": settings.meta.get("device_requested", app.device), "used": app.device,
-                   "note": app.device_note, "devices": result["devices"],
-                   "max_ranks_per_device": job.ranks_per_gpu[0]},
+        "device": {"requested": app.device_requested, "used": app.device, "note": app.device_note,
+                   "devices": result["devices"], "max_ranks_per_device": job.k},
         "cuda": next((p["cuda"] for p in probed if p.get("cuda")), NO_CUDA),
         "settings": {"min_time_s": app.min_time, "repetitions": app.repetitions, "seed": 0, "allreduce_bytes": None},
         "gpus": gpus, "ranks": ranks, "mix": None}

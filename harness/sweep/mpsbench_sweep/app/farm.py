@@ -1,36 +1,45 @@
 """The application farmer: runs one configuration's copies on this node, as the sweep tells it.
 
-    python3 -m mpsbench_sweep.farm
+    python3 -m mpsbench_sweep.app.farm
 
-The sweep starts one farmer per node (node_channel.py: directly on one node,
-through srun or mpirun on several) in the environment the copies get (the MPS
-variables of the mode). Standard input: first the configuration as one JSON
+The sweep starts one farmer per node (node_channel.py: under its keeper on one
+node, through srun or mpirun on several) in the environment the copies get (the
+MPS variables of the mode). Standard input: first the configuration as one JSON
 line (Spec below), then the commands `warmup`, `window R` (R = 0, 1, ...) and
 `end`, the same lines reaching every node. Standard output: one JSON event
 per step, `{"event": ..., "host": ...}`:
   probed   the GPUs this node uses (copy i on GPU i mod G of what it sees, by
            UUID) and, per GPU, what mpsbench-probe saw in the copies' environment
-  failed   this node cannot run the configuration (no probe, too few GPUs)
+  failed   this node cannot run the configuration (no probe, too few GPUs, its
+           run directory removed)
   warm     the warm-up runs (one per copy, untimed)
-  window   one timed window: its length, every run, the first failure, and the
+  window   one timed window: its length, every run, the first failure, the
            largest GPU memory each copy used (nvidia-smi, sampled once a second)
+           and left_running: the processes runs left behind, ended
   done     after `end`
-SIGTERM, SIGINT, SIGHUP or the end of input stop every run (process groups:
-SIGTERM, then SIGKILL) before the farmer exits.
+SIGTERM, SIGINT, SIGHUP or the end of input, at any moment, stop every run
+(process groups: SIGTERM, then SIGKILL) before the farmer exits; so does the
+death of its parent (PR_SET_PDEATHSIG). The farmer is a subreaper: whatever a
+run left behind, even in a session of its own, is ended after each window (and
+during it: copies.py), so it neither skews the next window nor outlives the
+sweep.
 """
 import json
 import os
+import queue
 import signal
 import socket
 import subprocess
 import sys
 import threading
 
-from . import nvsmi, procs
+from .. import nvsmi, procs
+from ..lifetime import become_subreaper, die_with_parent, end_strays
 from .copies import Copy, Farm, tail
 from .probe import ProbeError, run_probe
 
 MEMORY_SAMPLE_S = 1.0
+LEFTOVER_GRACE_S = 2.0
 
 
 class _Stop(Exception):
@@ -155,10 +164,47 @@ def _runs_json(runs):
     return out
 
 
+class Commands:
+    """The sweep's lines, read by a thread of their own: the end of input is noticed during a window too,
+    and stops its runs at once (the docstring's promise)."""
+
+    def __init__(self, stdin, on_end):
+        self.lines = queue.Queue()
+        self.on_end = on_end
+        threading.Thread(target=self._read, args=(stdin,), daemon=True).start()
+
+    def _read(self, stdin):
+        try:
+            for line in stdin:
+                self.lines.put(line)
+        except (OSError, ValueError):
+            pass
+        self.lines.put(None)
+        self.on_end()
+
+    def next(self):
+        return self.lines.get()
+
+
+def _directory_id(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def serve(stdin=sys.stdin):
-    spec = json.loads(stdin.readline())
+    first = stdin.readline()
+    if not first:
+        return 0
+    spec = json.loads(first)
     host_dir = os.path.join(spec["run_dir"], socket.gethostname())
-    os.makedirs(host_dir, exist_ok=True)
+    try:
+        os.makedirs(host_dir, exist_ok=True)
+    except OSError as e:
+        _emit("failed", error=f"cannot create the run directory {host_dir}: {e.strerror or e}")
+        return 3
     probe = {}
     if spec["device"] == "gpu":
         try:
@@ -168,12 +214,20 @@ def serve(stdin=sys.stdin):
             return 3
     else:
         gpus, states = [], []
+    try:
+        copies = build_copies(spec, gpus, host_dir)
+    except OSError as e:
+        _emit("failed", error=f"cannot create the copies' directories in {host_dir}: {e.strerror or e}")
+        return 3
+    where = _directory_id(host_dir)
     _emit("probed", gpus=gpus, states=states, cuda=probe.get("cuda"),
           build={k: probe.get(k) for k in ("version", "git_commit", "git_dirty")})
-    farm = Farm(spec["argv"], build_copies(spec, gpus, host_dir), os.environ)
+    farm = Farm(spec["argv"], copies, os.environ)
+    commands = Commands(stdin, farm.abort)
     try:
-        for line in stdin:
-            command = line.split()
+        while True:
+            line = commands.next()
+            command = line.split() if line is not None else []
             if not command or command[0] == "end":
                 break
             repetition = -1 if command[0] == "warmup" else int(command[1])
@@ -182,14 +236,25 @@ def serve(stdin=sys.stdin):
             sampler.start()
             window = farm.window(repetition, 0.0 if repetition < 0 else spec["min_time_s"])
             memory = sampler.stop()
+            if farm.aborted.is_set():
+                break  # the input ended during the window: the sweep has ended this configuration
+            # What the runs left running must not time the next window: ended before it starts.
+            left = window.left_running + end_strays(LEFTOVER_GRACE_S, skip_own_group=True)
+            if _directory_id(host_dir) != where:
+                _emit("failed", error=f"the run directory {host_dir} was removed or replaced during "
+                                      f"{'the warm-up' if repetition < 0 else f'window {repetition + 1}'}: "
+                                      "the runs' outputs are gone")
+                return 3
             if spec.get("check"):
                 check_runs(spec["check"], window.runs, os.environ)
             keep_only_useful_outputs(window.runs)
             _emit("warm" if repetition < 0 else "window", repetition=repetition, window_s=window.window_s,
-                  runs=_runs_json(window.runs), memory_bytes=memory)
+                  runs=_runs_json(window.runs), memory_bytes=memory, left_running=left)
     except _Stop:
         farm.abort()
         return 143
+    finally:
+        end_strays(LEFTOVER_GRACE_S, skip_own_group=True)
     _emit("done")
     return 0
 
@@ -197,6 +262,9 @@ def serve(stdin=sys.stdin):
 def main():
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, _raise_stop)
+    if not die_with_parent(signal.SIGTERM):
+        return 143  # the sweep's side is gone already
+    become_subreaper()
     try:
         return serve()
     except _Stop:

@@ -25,6 +25,7 @@ container_hint() says whether this looks like a container and what to check.
 import os
 import pwd
 
+from ..inputs import is_decimal
 from .mps_daemon import control, mps_kind
 
 PROC_ROOT_VAR = "MPSBENCH_PROC_ROOT"
@@ -91,7 +92,7 @@ def mps_processes(root=None):
 
 
 def _pids(text):
-    return [int(w) for w in text.split() if w.isdigit()]
+    return [int(w) for w in text.split() if is_decimal(w)]
 
 
 def other_mps_users(control_path=None, pipe_dirs=(), root=None, uid=None):

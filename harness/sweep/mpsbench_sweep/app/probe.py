@@ -10,6 +10,10 @@ contradiction with the requested mode is an error, as for the built-in kernels.
 import json
 import subprocess
 
+from mpsbench_core import modes as registry
+
+from ..plan import QOS_FIELD
+
 PROBE_TIMEOUT_S = 120.0
 
 
@@ -41,15 +45,17 @@ def run_probe(path, env, timeout=PROBE_TIMEOUT_S):
 
 
 def state_problem(mode, thread_percentage, state):
-    """Why one GPU's probe state contradicts the mode, or None. state: one entry of the probe's gpus."""
+    """Why one GPU's probe state contradicts the mode, or None. state: one entry of the probe's gpus; what a mode
+    expects is the registry's (Mode.expects_mps_client, and the thread percentage where it labels the mode)."""
     uuid = state.get("uuid", "?")
     client = state.get("mps_enabled")
-    if mode == "timeslice" and client:
-        return f"GPU {uuid}: timeslice needs no MPS, but the copies' context is an MPS client"
-    if mode in ("mps", "mps-qos") and not client:
+    m = registry.BY_NAME[mode]
+    if m.expects_mps_client is False and client:
+        return f"GPU {uuid}: {mode} needs no MPS, but the copies' context is an MPS client"
+    if m.expects_mps_client and not client:
         return (f"GPU {uuid}: mode {mode} needs an MPS client, but the copies' context is not one "
                 "(no MPS daemon reachable through CUDA_MPS_PIPE_DIRECTORY)")
-    if mode == "mps-qos" and state.get("mps_active_thread_percentage") != thread_percentage:
-        return (f"GPU {uuid}: mode mps-qos at {thread_percentage}% but the context reports "
+    if m.label_field == QOS_FIELD and state.get("mps_active_thread_percentage") != thread_percentage:
+        return (f"GPU {uuid}: mode {mode} at {thread_percentage}% but the context reports "
                 f"{state.get('mps_active_thread_percentage')}")
     return None

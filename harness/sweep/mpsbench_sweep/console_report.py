@@ -1,0 +1,148 @@
+"""What the sweep prints at the end: the comparison table, its notes and the verdict lines.
+
+console_report(doc, threshold) works on any results file (every schema version, every kind of record),
+so it can be checked against `mpsbench-analyze verdict` on the same file: the verdict lines are
+mpsbench_core.verdict's, the figures are formatted by mpsbench_core.units, the columns follow the
+mode registry (mpsbench_core.modes). Every cell is escaped (text.printable): names come from the file.
+
+The table: one row per kernel (or application, or mix), precision, parameters, size and ranks per GPU;
+one column per mode with the median of the record's headline metric. A mode whose label carries a
+setting the user chose for it alone (mps-mem: the memory limit) gets one column per setting; one whose
+setting follows k by default (mps-qos: 100/k percent) gets one column per setting only where a row has
+several, else one column and a note listing the setting per k. Then ratios between modes where both
+have one column: MPS gain = mps / timeslice, mps/streams, ts/streams, green/qos; and `verified` over all
+modes.
+"""
+from mpsbench_core import modes as registry
+from mpsbench_core import records, stats
+from mpsbench_core.units import format_si
+from mpsbench_core.verdict import GAIN_THRESHOLD, KernelVerdict, verdict_lines, verdicts
+
+from .plan import MEM_FIELD, QOS_FIELD
+from .text import printable
+
+RATIOS = (("MPS gain", "mps", "timeslice"), ("mps/streams", "mps", "streams"), ("ts/streams", "timeslice", "streams"),
+          ("green/qos", "green", "mps-qos"))
+SETTING_VARIABLES = {QOS_FIELD: "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", MEM_FIELD: "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"}
+TITLED_SETTINGS = (MEM_FIELD,)  # settings always shown in their own columns' titles
+
+
+def _row_key(r):
+    return r.kind, r.name, r.precision, r.params, r.size if r.size is not None else -1, r.ranks_per_gpu
+
+
+def _columns(results):
+    """[(mode, setting or None, title)] in registry order, and {mode: setting per k} for the notes."""
+    settings, notes = {}, {}
+    for r in results:
+        mode, value = registry.split_label(r.mode_label)
+        settings.setdefault(mode, {}).setdefault(_row_key(r), set()).add(value or None)
+    columns = []
+    for mode in sorted(settings, key=registry.sort_key):
+        per_row = settings[mode]
+        values = sorted({v for vs in per_row.values() for v in vs if v is not None},
+                        key=lambda v: registry.sort_key(f"{mode}:{v}"))
+        titled = mode in registry.BY_NAME and registry.BY_NAME[mode].label_field in TITLED_SETTINGS
+        if values and (titled or any(len(vs) > 1 for vs in per_row.values())):
+            columns += [(mode, v, f"{mode} {v}") for v in values]
+        else:
+            columns.append((mode, None, mode))
+            if values:
+                notes[mode] = {key[-1]: next(iter(vs)) for key, vs in sorted(per_row.items(), key=lambda i: i[0][-1])}
+    return columns, notes
+
+
+def _cell_key(r, columns):
+    mode, value = registry.split_label(r.mode_label)
+    return (mode, value) if (mode, value) in {(c[0], c[1]) for c in columns} else (mode, None)
+
+
+def console_report(doc, threshold=None):
+    """The table, its notes, then the verdict lines (mpsbench_core.verdict) of a results document."""
+    threshold = GAIN_THRESHOLD if threshold is None else threshold
+    results = [records.Result.from_json(r) for r in doc.get("results", []) if isinstance(r, dict)]
+    if not results:
+        return "no results to compare"
+    rows, order = {}, {}
+    for r in results:
+        rows.setdefault(_row_key(r), []).append(r)
+        order.setdefault(_row_key(r)[:4], len(order))
+    columns, setting_notes = _columns(results)
+    single = {}
+    for mode, value, _ in columns:
+        single[mode] = None if mode in single else (mode, value)
+    ratios = [(name, single[a], single[b]) for name, a, b in RATIOS if single.get(a) and single.get(b)]
+    with_params = any(r.params for r in results)
+    header = (["kernel", "precision"] + (["params"] if with_params else []) + ["size", "ranks/gpu"]
+              + [c[2] for c in columns] + [name for name, _, _ in ratios] + ["verified"])
+    lines = [header]
+    for key in sorted(rows, key=lambda k: (order[k[:4]], k[4], k[5])):
+        cells = {_cell_key(r, columns): r for r in rows[key]}
+        first = rows[key][0]
+        app = first.kind == "app"
+        line = ["app" if app else first.name, first.name if app else first.precision]
+        line += [first.params or "-"] if with_params else []
+        line += ["-" if first.size is None else str(first.size), str(first.ranks_per_gpu)]
+        for mode, value, _ in columns:
+            r = cells.get((mode, value))
+            line.append("-" if r is None else "FAILED" if r.status != "ok" else format_si(r.median, r.unit))
+
+        def value_of(column):
+            r = cells.get(column)
+            return r.median if r is not None else None
+
+        for _, a, b in ratios:
+            x, y = value_of(a), value_of(b)
+            line.append(f"{x / y:.2f}x" if x is not None and y else "-")
+        titles = {(c[0], c[1]): c[2] for c in columns}
+        failed = sorted({titles.get(c, c[0]) for c, r in cells.items() if not r.verified})
+        line.append("yes" if not failed else "NO: " + ",".join(failed))
+        lines.append([printable(c) for c in line])
+    left = 3 if with_params else 2
+    widths = [max(len(l[i]) for l in lines) for i in range(len(header))]
+    text = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(l, widths)))
+            for l in lines]
+    found = verdicts(results, threshold)
+    verdict = [printable(line) for line in verdict_lines(found)]
+    return "\n".join(text + [""] + _notes(ratios, setting_notes, found, threshold) + [""] + verdict)
+
+
+def _notes(ratios, setting_notes, found, threshold):
+    notes = ["throughput: aggregate median of the kernel's headline metric over the active ranks"]
+    names = [name for name, _, _ in ratios]
+    if any(name != "green/qos" for name in names):
+        notes.append("MPS gain = mps / timeslice; mps/streams, ts/streams: ratio to k instances in one process "
+                     "(streams)")
+    if "green/qos" in names:
+        notes.append("green/qos = green / mps-qos at the same k: 1/k of the SMs fenced off in green contexts of one "
+                     "process against k MPS clients capped at the percentage below (the SMs each instance got: "
+                     "kernel_details.green_context_sm_count)")
+    for mode, per_k in setting_notes.items():
+        field = registry.BY_NAME[mode].label_field if mode in registry.BY_NAME else None
+        notes.append(printable(f"{mode}: {SETTING_VARIABLES.get(field, field)} per ranks/gpu: "
+                               + ", ".join(f"{k}: {v}" for k, v in per_k.items())))
+    if any(isinstance(v, KernelVerdict) and v.outcome != "none" for v in found):
+        notes.append(f"how the verdict reads: at each size k = the ranks per GPU where mps is fastest (of those "
+                     f"measured in timeslice too), MPS gain = mps / timeslice at k; MPS pays off at a gain of "
+                     f"{threshold:g}x or more")
+    return notes
+
+
+def _mib(value):
+    return "-" if value is None else f"{value / 2**20:.0f} MiB"
+
+
+def memory_summary(sweep):
+    """Per job: median context memory of a rank (from mpsbench's context.ranks) and the MPS server's peak."""
+    lines, known = [], False
+    for job in sweep.get("jobs", []):
+        if job.get("status") == "not_run":
+            continue
+        per_rank = [r["context_memory_bytes"] for r in job.get("ranks") or [] if r.get("context_memory_bytes")]
+        context = stats.median(per_rank) if per_rank else None
+        server = (job.get("daemon") or {}).get("mps_server_memory_bytes")
+        known = known or context is not None or server is not None
+        lines.append(f"  {printable(job['label']):<24} context per rank {_mib(context):>9}   MPS server {_mib(server):>9}")
+    if not known:
+        return ""
+    return "GPU memory (median context of a rank; MPS server peak, from nvidia-smi):\n" + "\n".join(lines)
