@@ -23,7 +23,8 @@ import builder
 from conftest import DATA_FILES
 from mpsbench_analysis import AnalysisError, load_results
 from mpsbench_analysis.cli import main
-from mpsbench_analysis.compare import LEGEND as COMPARE_LEGEND, compare, render_comparison
+from mpsbench_analysis.compare import compare
+from mpsbench_analysis.compare_text import LEGEND as COMPARE_LEGEND, render_comparison
 from mpsbench_analysis.quality import LEGEND, mark_tokens
 from mpsbench_core.stats import relative_noise
 from mpsbench_analysis.summary import render_summary, summarize

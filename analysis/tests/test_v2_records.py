@@ -14,15 +14,16 @@ import jsonschema
 import pytest
 
 import builder
-from conftest import DATA_FILES
+from conftest import DATA_FILES, read_doc
 from mpsbench_analysis import AnalysisError, load_results
 from mpsbench_analysis.cli import main
-from mpsbench_analysis.compare import compare, render_comparison
+from mpsbench_analysis.compare import compare
+from mpsbench_analysis.compare_text import render_comparison
 from mpsbench_analysis.crossover import all_crossovers
 from mpsbench_analysis.export import to_gbench
 from mpsbench_analysis.loader import schema
 from mpsbench_analysis.summary import render_summary, summarize
-from mpsbench_analysis.verdict import Rule
+from mpsbench_analysis.regression_rule import Rule
 
 T = 1e12
 
@@ -91,9 +92,9 @@ def test_version_1_files_still_load(tmp_path: Path) -> None:
     row = load_results([v1]).results.iloc[0]
     assert row["params"] == "" and math.isnan(row["latency_p99_s"]) and row["tenants"] is None
     assert math.isnan(row["collective_time_per_iteration_s"]) and row["collective_bytes"] is None
-    # the real files of this repository are version 1
+    # the real kernel files of this repository are version 1
     for path in DATA_FILES:
-        assert json.loads(path.read_text())["schema_version"] == 1
+        assert read_doc(path)["schema_version"] == 1
         assert (load_results([path]).results["params"] == "").all()
 
 
