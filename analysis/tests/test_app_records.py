@@ -125,6 +125,8 @@ def test_duplicate_app_configuration_is_refused(tmp_path: Path, capsys) -> None:
      "disagrees with app.runs_per_repetition[1] / window_s[1]"),
     (lambda r: r["app"]["runs_per_repetition"].pop(), "results[2].app.runs_per_repetition",
      "2 entries, but window_s has 3"),
+    (lambda r: r["app"].update(runs_per_hour=r["app"]["runs_per_hour"] * 2), "results[2].app.runs_per_hour",
+     "disagrees with aggregate.run_per_s.median x 3600"),
 ])
 def test_corrupted_app_results_fail_compare(app_file: Path, tmp_path: Path, capsys, mutate, field: str,
                                             words: str) -> None:
@@ -141,9 +143,11 @@ def test_corrupted_app_results_fail_compare(app_file: Path, tmp_path: Path, caps
      "disagrees with app.runs_per_repetition[1] / window_s[1]"),
     (lambda r: r["aggregate"]["flop_per_s"].update(samples=[1.0] * 3, median=1.0, min=1.0, max=1.0),
      "results[2].aggregate.flop_per_s.samples[0]", "but an application's runs have no flop_per_s (0)"),
+    (lambda r: r["ranks"][1]["kernel_details"].update(runs=3.0), "results[2].ranks",
+     "the copies' runs add up to 33, but app.runs_per_repetition to 60"),
     (lambda r: r.update(precision="other"), "results[2].precision", "but app.name is 'myapp'"),
-    (lambda r: r["ranks"][1]["iteration_time_s"].update(median=9.0), "results[2].ranks[1].iteration_time_s.median",
-     "disagrees with its samples"),
+    (lambda r: r.update(speedup_vs_one_rank_per_gpu=9.0), "results[2].speedup_vs_one_rank_per_gpu",
+     "disagrees with the primary median over that of results[0]"),
 ])
 def test_corrupted_legacy_app_records_name_their_own_fields(tmp_path: Path, capsys, mutate, field: str,
                                                             words: str) -> None:

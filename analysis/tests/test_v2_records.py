@@ -195,7 +195,10 @@ def test_consistency_of_mixes(tmp_path: Path) -> None:
     bad[-1]["tenants"][1]["latency_p99_ratio"] = 9.0
     assert _refused(tmp_path, bad).startswith("field results[4].tenants[1].latency_p99_ratio: 9.0 disagrees")
     bad = copy.deepcopy(records)
-    bad[-1]["tenants"][0]["ranks_per_gpu"] = 3
+    bad[-1]["tenants"][0]["ranks_per_gpu"] = 3  # the tenants no longer the mix the record names
+    assert _refused(tmp_path, bad) == ("field results[4].precision: 'matmul/fp32/2048:2,inference/fp16/64:2' names "
+                                       "the mix, but its tenants are 'matmul/fp32/2048:3,inference/fp16/64:2'")
+    bad[-1]["precision"] = "matmul/fp32/2048:3,inference/fp16/64:2"
     assert _refused(tmp_path, bad) == "field results[4].ranks_per_gpu: 4, but its tenants' ranks_per_gpu add up to 5"
     bad = copy.deepcopy(records)
     bad[0]["ranks"][0]["tenant"] = 0

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from mpsbench_core.stats import coefficient_of_variation, jain_fairness, median
+from mpsbench_core import modes
+from mpsbench_core.stats import coefficient_of_variation, jain_fairness, median, relative_noise
 
 from .errors import AnalysisError
 
@@ -77,17 +78,44 @@ def check_jain(value: float | None, throughputs: Sequence[float], name: str, fie
 
 
 def check_common(r: dict[str, Any], instances: str, name: str, where: str) -> None:
-    """The counts every kind shares (consistency.py's module doc); ``instances``: the array of ranks or
-    copies."""
+    """The counts every kind shares (consistency.py's module doc), and each instance's MPS client flag;
+    ``instances``: the array of ranks or copies."""
     ok = r["status"] == "ok"
     check_count(r[instances], r["active_ranks"], "active_ranks", ok, name, f"{where}.{instances}")
     check_count(r["window_s"], r["repetitions"], "repetitions", ok, name, f"{where}.window_s")
+    if r["active_ranks"] != r["ranks_per_gpu"] * r["devices"]:
+        raise AnalysisError(f"{r['active_ranks']}, but ranks_per_gpu x devices is {r['ranks_per_gpu']} x "
+                            f"{r['devices']} = {r['ranks_per_gpu'] * r['devices']}", name, f"{where}.active_ranks")
+    mode = modes.mode(r["mode"])
+    expected = mode.expects_mps_client if mode else None
+    for j, instance in enumerate(r[instances]):
+        if expected is not None and isinstance(instance["mps_enabled"], bool) and instance["mps_enabled"] != expected:
+            raise AnalysisError(f"{str(instance['mps_enabled']).lower()}, but mode {r['mode']} runs "
+                                f"{'MPS clients' if expected else 'no MPS client'}", name,
+                                f"{where}.{instances}[{j}].mps_enabled")
 
 
 def check_spread(r: dict[str, Any], primary: list[float] | None, name: str, where: str) -> None:
-    """``aggregate_cv`` against the primary samples (None: no aggregate)."""
+    """``aggregate_cv`` and the harness's ``noise`` figure against the primary samples (None: no aggregate)."""
     check_cv(r["aggregate_cv"], primary or [], name, f"{where}.aggregate_cv",
              f"aggregate.{r['primary_metric']}.samples")
+    noise = r.get("noise")
+    if isinstance(noise, dict) and primary and noise.get("estimator") == "median_se_normal":
+        _check_noise(noise, primary, name, f"{where}.noise")
+
+
+def _check_noise(noise: dict[str, Any], samples: list[float], name: str, where: str) -> None:
+    relative = noise.get("relative")
+    expected = relative_noise(samples) if len(samples) > 1 else None
+    if isinstance(relative, (int, float)) and not isinstance(relative, bool):
+        if expected is None or not math.isclose(relative, expected, rel_tol=SUM_TOL, abs_tol=1e-12):
+            raise AnalysisError(f"{relative!r} disagrees with the relative noise of the primary samples, "
+                                f"{expected!r}", name, f"{where}.relative")
+        target, met = noise.get("target"), noise.get("met")
+        if isinstance(target, (int, float)) and isinstance(met, bool) and met != (relative <= target):
+            raise AnalysisError(f"{str(met).lower()}, but relative {relative!r} is "
+                                f"{'within' if relative <= target else 'above'} target {target!r}", name,
+                                f"{where}.met")
 
 
 def check_latency_stats(stats: dict[str, Any], name: str, where: str) -> None:

@@ -5,13 +5,17 @@ A file where these disagree was edited or corrupted, and analysing it would put 
 that no run measured, let a CI gate pass on them, or let a verdict pick a configuration that failed.  A
 failed record may leave its measured fields empty (the writers do); what it does fill in must agree like
 an ok one's.  This module checks the kernel records (kind ``kernel``) and what every kind shares, and
-hands the rest to mix_consistency.py (tenants) and app_consistency.py (applications).
+hands the rest to mix_consistency.py (tenants), app_consistency.py (applications) and
+run_consistency.py (figures taken from another record of the run: speedups, a tenant's figures alone).
 
 Every kind of record:
-  * one entry per active instance or copy (``ranks``, ``copies``: ``active_ranks``);
+  * one entry per active instance or copy (``ranks``, ``copies``: ``active_ranks``), which is the ranks per
+    GPU times ``devices`` (per host on the CPU device; a mix's ranks per GPU are its tenants' sum);
   * one entry per repetition in ``window_s`` and in every summary's ``samples``; a summary's median, min
     and max are those of its samples (harness/result.cpp, harness/stats.cpp);
-  * ``aggregate_cv`` the CV of the primary samples.
+  * ``aggregate_cv`` the CV of the primary samples; ``noise.relative`` their relative noise (core stats)
+    and ``noise.met`` whether it is within ``noise.target``;
+  * each instance's ``mps_enabled`` what its mode implies (an MPS mode: true, another: false; core modes).
 
 Kernel records: each aggregate sample is the total work over its window, ``active_ranks ×
 iterations_per_repetition × work_per_iteration.X / window_s[i]`` (0 for an empty window), computed in
@@ -39,6 +43,7 @@ from .checks import SUM_TOL, check_common, check_spread, check_jain, check_laten
 from .errors import AnalysisError
 from .mix_consistency import check_mix, check_no_tenants
 from .quality import check_quality, check_settings
+from .run_consistency import check_run
 
 #: aggregate key -> its work_per_iteration key (the schema requires each).
 _AGGREGATES = {"flop_per_s": "flop", "byte_per_s": "byte", "item_per_s": "items"}
@@ -144,7 +149,8 @@ def _check_legacy_app(r: dict[str, Any], name: str, where: str) -> None:
 
 
 def check_consistency(doc: dict[str, Any], name: str) -> None:
-    """Every record of a schema-valid document (see the module doc), and the run's noise target."""
+    """Every record of a schema-valid document (see the module doc), the run's noise target, and the
+    figures records take from each other (run_consistency.py)."""
     check_settings(doc["context"], name)
     for i, r in enumerate(doc["results"]):
         kind = kind_of(r)
@@ -155,3 +161,4 @@ def check_consistency(doc: dict[str, Any], name: str) -> None:
             check_app(r, name, where)
         else:
             _check_legacy_app(r, name, where)
+    check_run(doc["results"], name)
