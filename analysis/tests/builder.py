@@ -6,9 +6,12 @@ the C++ writer does it: windows from the work done, per-rank iteration
 times from the windows, fairness 1.  test_builder.py checks the output
 against the schema, so a fixture can never be invalid by accident.
 
-Documents are schema version 2 (params, latency, collective and tenants in
-every record) unless ``document(..., version=1)`` strips those fields the way
-a file written before them looks.  The version-2 records of the new kernels:
+Documents are schema version 3 (a kind on every record; an application is an
+``app_result``, :func:`app_result`) unless ``document(..., version=2)`` drops
+the kinds the way a file written before them looks (its applications then
+come from :func:`legacy_app_result`, the kernel-``app`` record of versions 1
+and 2), or ``version=1`` also strips params, latency, collective and tenants.
+The version-2 records of the new kernels:
 :func:`latency_result` (inference: requests/s and request latency),
 :func:`stream_result` (bytes/s), :func:`with_collective` (--allreduce) and
 :func:`mix_result` (--mix), each derived the same way; latency percentiles
@@ -19,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import statistics
 from pathlib import Path
 from typing import Any, Sequence
@@ -70,6 +72,7 @@ def result(samples: Sequence[float], kernel: str = "matmul", precision: str = "f
     verification = {"ok": verified, "max_rel_error": 1e-7 if verified else 0.5, "tolerance": 1e-5,
                     "checked_values": 1024, "detail": "" if verified else "mismatch"}
     out = {
+        "kind": "mix" if kernel == "mix" else "kernel",
         "kernel": kernel, "precision": precision, "size": size, "ranks_per_gpu": ranks, "params": {},
         "device": "gpu" if gpu else "cpu", "mode": mode, "mps_active_thread_percentage": None, "status": status,
         "error": None if status == "ok" else "kernel launch failed",
@@ -99,15 +102,54 @@ def result(samples: Sequence[float], kernel: str = "matmul", precision: str = "f
     return out
 
 
-def app_result(samples: Sequence[float], mode: str = "timeslice", ranks_per_gpu: int = 1,
-               name: str = "myapp") -> dict[str, Any]:
-    """A kernel app record as mpsbench-sweep --app writes it (harness/sweep/mpsbench_sweep/app_results.py):
-    no size and no iterations; ``samples`` are completed runs per second, 10 runs per copy and window."""
+def app_result(samples: Sequence[float], mode: str = "timeslice", ranks_per_gpu: int = 1, name: str = "myapp",
+               runs_per_copy: int = 10, check: bool = False, speedup: float | None = None) -> dict[str, Any]:
+    """An application record (kind app, schema app_result) as mpsbench-sweep --app writes it on one GPU:
+    ``samples`` are completed runs per second; each copy completes ``runs_per_copy`` runs in each window,
+    one after another, so a run takes window / runs_per_copy.  ``check``: the runs passed an --app-check."""
+    k = ranks_per_gpu
+    runs = runs_per_copy * k
+    windows = [runs / s for s in samples]
+    per_run = [w / runs_per_copy for w in windows]
+    median = statistics.median(samples)
+    return {
+        "kind": "app",
+        "app": {"name": name, "command": ["./" + name], "command_line": "./" + name, "launcher": None,
+                "check": ["./check.sh"] if check else None, "warmup": True, "runs_per_repetition": [runs] * len(samples),
+                "runs_per_hour": median * 3600.0,
+                "run_time_s": {"median": statistics.median(per_run), "p95": float(_percentile(per_run, 95)),
+                               "min": min(per_run), "max": max(per_run)},
+                "failed_runs": [], "failed_checks": [], "gpu_memory_bytes": None},
+        "mode": mode, "mps_active_thread_percentage": None, "ranks_per_gpu": k, "device": "gpu", "devices": 1,
+        "active_ranks": k, "repetitions": len(samples), "status": "ok", "error": None, "primary_metric": "run_per_s",
+        "primary_unit": "run/s", "window_s": windows, "aggregate": {"run_per_s": _summary(samples)},
+        "aggregate_cv": statistics.stdev(samples) / statistics.mean(samples) if len(samples) > 1 else 0.0,
+        "speedup_vs_one_copy_per_gpu": speedup, "jain_fairness": 1.0, "verified": True,
+        "copies": [{"copy": i, "host": "node1", "local_copy": i, "gpu_index": 0, "gpu_uuid": "GPU-1234",
+                    "mps_enabled": mode.startswith("mps"), "sm_count": 132, "runs": runs_per_copy * len(samples),
+                    "run_time_s": _summary(per_run), "throughput_per_s": 1 / statistics.median(per_run),
+                    "check": {"ok": True, "checked_runs": runs_per_copy * len(samples) if check else 0,
+                              "failed_runs": 0}}
+                   for i in range(k)],
+    }
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    import numpy as np
+    return float(np.percentile(np.asarray(values, dtype=float), q))
+
+
+def legacy_app_result(samples: Sequence[float], mode: str = "timeslice", ranks_per_gpu: int = 1,
+                      name: str = "myapp") -> dict[str, Any]:
+    """An application as versions 1 and 2 recorded it, a kernel ``app`` record (harness/sweep's app_results.py
+    before version 3): no size and no iterations; ``samples`` are completed runs per second, 10 runs per copy
+    and window.  The same run as :func:`app_result` with its defaults."""
     runs = 10 * ranks_per_gpu
     windows = [runs / s for s in samples]
     zeros = _summary([0.0] * len(samples))
     per_run = [w / 10 for w in windows]
     out = result(samples, mode=mode, ranks_per_gpu=ranks_per_gpu)
+    del out["kind"]
     out.update({
         "kernel": "app", "precision": name, "size": None, "iterations_per_repetition": None,
         "work_per_iteration": {"flop": 0, "byte": 0, "items": 1, "item_unit": "run"},
@@ -116,8 +158,10 @@ def app_result(samples: Sequence[float], mode: str = "timeslice", ranks_per_gpu:
         "speedup_vs_one_rank_per_gpu": None, "max_rel_error": None,
         "app": {"name": name, "command": ["./" + name], "command_line": "./" + name, "launcher": None,
                 "check": None, "warmup": True, "runs_per_repetition": [runs] * len(samples),
-                "runs_per_hour": statistics.median(samples) * 3600.0, "run_time_s": None, "failed_runs": [],
-                "failed_checks": [], "gpu_memory_bytes": None},
+                "runs_per_hour": statistics.median(samples) * 3600.0,
+                "run_time_s": {"median": statistics.median(per_run), "p95": float(_percentile(per_run, 95)),
+                               "min": min(per_run), "max": max(per_run)},
+                "failed_runs": [], "failed_checks": [], "gpu_memory_bytes": None},
     })
     for rank in out["ranks"]:
         rank.update(iteration_time_s=_summary(per_run), gpu_iteration_time_s=None,
@@ -132,9 +176,21 @@ V2_RECORD_FIELDS = ("params", "latency", "collective", "tenants")
 V2_RANK_FIELDS = ("latency_s", "collective_time_s", "tenant")
 
 
-def as_version_1(doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` as a file written before schema version 2: without params, latency, collective, tenants."""
+def as_version_2(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as a file written before schema version 3: no kind on its records.  Its applications must be
+    :func:`legacy_app_result` records already (version 2 had no app_result)."""
     out = copy.deepcopy(doc)
+    out["schema_version"] = 2
+    for r in out["results"]:
+        if r.get("kind") == "app":
+            raise ValueError("a version-2 file has no app_result: build its applications with legacy_app_result")
+        r.pop("kind", None)
+    return out
+
+
+def as_version_1(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as a file written before schema version 2: without kinds, params, latency, collective, tenants."""
+    out = as_version_2(doc)
     out["schema_version"] = 1
     out["context"].pop("mix", None)
     out["context"]["settings"].pop("allreduce_bytes", None)
@@ -149,11 +205,11 @@ def as_version_1(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def document(results: list[dict[str, Any]], complete: bool = True, version: int = 2,
+def document(results: list[dict[str, Any]], complete: bool = True, version: int = 3,
              **context_args: Any) -> dict[str, Any]:
-    doc = {"schema": "mpsbench-results", "schema_version": 2, "complete": complete,
+    doc = {"schema": "mpsbench-results", "schema_version": 3, "complete": complete,
            "context": context(**context_args), "results": copy.deepcopy(results)}
-    return as_version_1(doc) if version == 1 else doc
+    return doc if version == 3 else {2: as_version_2, 1: as_version_1}[version](doc)
 
 
 def write(path: Path, doc: dict[str, Any] | str) -> Path:
@@ -166,61 +222,6 @@ def flat(value: float, n: int = 5, spread: float = 0.002) -> list[float]:
     """n samples around ``value``, +-spread relative, median exactly value (n odd)."""
     half = n // 2
     return [value * (1 + spread * (i - half) / max(half, 1)) for i in range(n)]
-
-
-# ---- noise, warm-up and clocks (newer files; older ones have none of these) -------------------------
-
-NOISE_ESTIMATOR = "median_se_normal"
-REFERENCE_MHZ = 1980.0
-
-
-def relative_noise(samples: Sequence[float]) -> float | None:
-    """1.2533 * stdev / (sqrt(n) * median), as harness/stats.cpp writes noise.relative; None below two."""
-    if len(samples) < 2 or statistics.median(samples) == 0:
-        return None
-    return (math.pi / 2) ** 0.5 * statistics.stdev(samples) / (len(samples) ** 0.5 * abs(statistics.median(samples)))
-
-
-def with_quality(record: dict[str, Any], affected: Sequence[bool] | None = None, target: float | None = None,
-                 discarded: int = 0, relative: float | None | str = "auto", source: str = "nvml",
-                 events: Sequence[str] = ("sw_thermal",)) -> dict[str, Any]:
-    """``record`` with the optional ``noise``, ``warmup`` and ``clocks`` of newer files, consistent with it.
-
-    affected: per repetition, whether its SM clock was throttled (default: none);
-    target: the run's max_noise; relative: the noise figure ("auto": computed from the primary samples).
-    A failed record gets what mpsbench writes for one: null noise figure, null warm-up and clocks.
-    """
-    out = copy.deepcopy(record)
-    ok = out["status"] == "ok"
-    samples = out["aggregate"][out["primary_metric"]]["samples"] if ok else []
-    value = (relative_noise(samples) if relative == "auto" else relative) if ok else None
-    out["noise"] = {"estimator": NOISE_ESTIMATOR, "relative": value, "target": target,
-                    "met": None if value is None or target is None else value <= target}
-    if not ok:
-        out.update(warmup=None, clocks=None)
-        return out
-    n = out["repetitions"]
-    flags = [bool(a) for a in (affected if affected is not None else [False] * n)]
-    sampled = source == "nvml"
-    out["warmup"] = {"seconds": 0.31, "windows": 3, "stable": True}
-    out["clocks"] = {
-        "source": source, "note": "" if sampled else "NVML is not available", "threshold": 0.9,
-        "reference_sm_clock_mhz": REFERENCE_MHZ if sampled else None,
-        "affected_repetitions": sum(flags), "discarded_repetitions": discarded, "repetition_affected": flags,
-        "gpus": [{"host": "node1", "gpu_index": 0, "gpu_uuid": "GPU-1234", "reference_sm_clock_mhz": REFERENCE_MHZ,
-                  "samples": [40] * n, "sm_clock_mhz": [1500.0 if a else REFERENCE_MHZ for a in flags],
-                  "min_sm_clock_mhz": [1410.0 if a else 1965.0 for a in flags],
-                  "events": [list(events) if a else [] for a in flags]}] if sampled else [],
-    }
-    return out
-
-
-def quality_settings(doc: dict[str, Any], max_noise: float | None = None, discard_throttled: bool = False) -> dict:
-    """``doc`` with the settings of a newer mpsbench (adaptive repetitions, clock watching)."""
-    doc["context"]["settings"].update(warmup_time_s=0.2, max_noise=max_noise,
-                                      max_time_s=None if max_noise is None else 10.0,
-                                      discard_throttled=discard_throttled, throttle_retries=3, clock_threshold=0.9)
-    return doc
 
 
 # ---- schema version 2: latency kernels, stream, --allreduce, --mix ---------------------------------
@@ -392,3 +393,7 @@ def mix_sweep(modes: Sequence[str] = ("timeslice", "mps"), a: int = 2, b: int = 
                  for m, i in zip(flat(n["mm"][2] * 1e12), flat(n["inf"][2]))]
         out += [mm_alone, inf_alone, mm_total, inf_total, mix_result(tenants, flops, mode=mode)]
     return out
+
+
+# the optional quality fields of newer files live in quality_builder.py; builder.with_quality etc. stay here
+from quality_builder import NOISE_ESTIMATOR, REFERENCE_MHZ, quality_settings, relative_noise, with_quality  # noqa: E402,F401

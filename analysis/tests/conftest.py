@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import builder
 
 DATA_DIR = Path(__file__).parent / "data"
-#: Real results files (a CPU run now, a multi-mode GPU run later); every
-#: generic test runs on each of them.
-DATA_FILES = sorted(DATA_DIR.glob("*.json"))
+#: Real results files, cut to what the tests use (data/README.md says how): a CPU run (version 1) and a
+#: multi-mode H100 sweep of three kernels (version 1, gzip-compressed).  Every generic test runs on each.
+CPU_RUN = DATA_DIR / "cpu-np4-matmul.json"
+H100_SWEEP = DATA_DIR / "h100-sweep-2026-11-21.json.gz"
+DATA_FILES = [CPU_RUN, H100_SWEEP]
+#: Real files of the other kinds: a farmed application (version 1: kernel-app records) and mixed tenants
+#: with each tenant alone (version 2).
+APP_RUN = DATA_DIR / "h100-farm-small-kernels-2026-11-24.json.gz"
+MIX_RUN = DATA_DIR / "h100-mix-2026-11-25.json.gz"
+ALL_DATA_FILES = DATA_FILES + [APP_RUN, MIX_RUN]
+
+
+def read_doc(path: Path) -> dict[str, Any]:
+    """A results document as JSON, gunzipped when its name ends in .gz."""
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
 
 T = 1e12  # TFLOP/s
 

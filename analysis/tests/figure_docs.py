@@ -2,12 +2,13 @@
 
 builder.py makes one-GPU records; a figure must also read right for a
 sweep over 2 or 8 GPUs, with one size or many, any set of modes, and for
-farmed applications (kernel app, runs/s, no size).  This module scales
+farmed applications (kind app, runs/s, no size).  This module scales
 builder's records to ``devices`` GPUs the way mpsbench writes them:
 ``active_ranks`` = ranks per GPU x GPUs, one ``ranks`` entry per active
-instance, each window the time the whole job took, so every aggregate
-sample is still active_ranks x iterations x work / window (the loader's
-consistency checks run on every document made here).
+instance (``copies`` per copy of an application), each window the time the
+whole job took, so every aggregate sample is still active_ranks x iterations
+x work / window (the loader's consistency checks run on every document made
+here).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def _on_gpus(record: dict[str, Any], devices: int) -> dict[str, Any]:
     r = copy.deepcopy(record)
     if devices == 1:
         return r
-    per_gpu = r["ranks"]
+    app = r["kind"] == "app"
+    per_gpu = r["copies" if app else "ranks"]
     r["devices"] = devices
     r["active_ranks"] = len(per_gpu) * devices
     primary = r["aggregate"][r["primary_metric"]]
@@ -42,10 +44,11 @@ def _on_gpus(record: dict[str, Any], devices: int) -> dict[str, Any]:
         for key in ("median", "min", "max"):
             summary[key] *= devices
         summary["samples"] = [s * devices for s in summary["samples"]]
-    if r["kernel"] == "mix":  # its tenants' work at their own counts is not in the record: windows stay
+    if r["kind"] == "mix":  # its tenants' work at their own counts is not in the record: windows stay
         pass
-    elif r["kernel"] == "app":
+    elif app:
         r["app"]["runs_per_repetition"] = [n * devices for n in r["app"]["runs_per_repetition"]]
+        r["app"]["runs_per_hour"] = primary["median"] * 3600.0
         r["window_s"] = [n / s for n, s in zip(r["app"]["runs_per_repetition"], primary["samples"])]
     else:
         work = r["work_per_iteration"][{"flop_per_s": "flop", "byte_per_s": "byte",
@@ -63,10 +66,15 @@ def _on_gpus(record: dict[str, Any], devices: int) -> dict[str, Any]:
         for i, rank in enumerate(per_gpu):
             entry = copy.deepcopy(rank)
             n = gpu * len(per_gpu) + i
-            entry.update(rank=gpu if r["mode"] == "streams" else n, local_rank=n, gpu_index=gpu,
-                         gpu_uuid=f"GPU-{gpu:04d}", host="node1")
+            if app:
+                entry.update(copy=n, local_copy=n, gpu_index=gpu, gpu_uuid=f"GPU-{gpu:04d}", host="node1")
+            else:
+                entry.update(rank=gpu if r["mode"] == "streams" else n, local_rank=n, gpu_index=gpu,
+                             gpu_uuid=f"GPU-{gpu:04d}", host="node1")
             ranks.append(entry)
-    r["ranks"] = ranks
+    r["copies" if app else "ranks"] = ranks
+    if app:
+        return r
     # schema version 2: every GPU's ranks add their requests, collective medians and tenant work
     if r.get("latency"):
         r["latency"]["overall"]["count"] *= devices
@@ -132,7 +140,7 @@ def sweep(modes: Sequence[str] = ("timeslice", "mps", "streams"), sizes: Sequenc
 
 def app_sweep(modes: Sequence[str] = ("timeslice", "mps", "streams"), ranks: Sequence[int] = (1, 2, 4, 8),
               devices: int = 1, names: Iterable[str] = ("myapp",)) -> dict[str, Any]:
-    """Farmed applications (kernel app): runs/s, no size."""
+    """Farmed applications (kind app): runs/s, no size."""
     results = []
     for name in names:
         for mode in modes:

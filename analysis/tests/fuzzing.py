@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import DATA_DIR
+from conftest import CPU_RUN, H100_SWEEP, read_doc
 from mpsbench_analysis.cli import main
 
 Path_ = tuple[Any, ...]
@@ -43,7 +43,7 @@ _DEEP = "__deep__"
 
 def trimmed_cpu() -> dict[str, Any]:
     """The CPU run at its smallest size in two precisions, with one result failed the way mpsbench writes it."""
-    doc = json.loads((DATA_DIR / "cpu-np4-matmul.json").read_text())
+    doc = read_doc(CPU_RUN)
     doc["results"] = [r for r in doc["results"] if r["size"] == 32 and r["precision"] in ("fp32", "bf16")]
     failed = doc["results"][-1]
     failed.update(status="failed", error="rank 3 on host vm: cudaMalloc failed: out of memory", verified=False,
@@ -56,7 +56,7 @@ def trimmed_cpu() -> dict[str, Any]:
 def trimmed_sweep() -> dict[str, Any]:
     """The H100 sweep cut to its smallest matmul size at one and two ranks per GPU (timeslice and mps
     at both, mps-qos and streams at two) and its smallest hybrid size (item/s) at two."""
-    doc = json.loads((DATA_DIR / "h100-sweep-2026-11-21.json").read_text())
+    doc = read_doc(H100_SWEEP)
     smallest = {}
     for r in doc["results"]:
         smallest[r["kernel"]] = min(smallest.get(r["kernel"], r["size"]), r["size"])

@@ -2,7 +2,8 @@
 
     build/analysis-venv/bin/python analysis/tests/make_doc_images.py   # from the repository root
 
-Everything comes from the committed H100 fixture, except the farmed
+Everything comes from the recorded H100 sweep (results/h100-2026-11-21/sweep.json.gz, the full merged
+file the tests' fixture is cut from), except the farmed
 application's figure, which comes from the synthetic 2-GPU application sweep
 of figure_docs.py (there is no real application fixture yet); its file name
 says so.  The report screenshot is Chromium's (as in test_report_browser.py),
@@ -31,7 +32,7 @@ from mpsbench_analysis.report import build_report  # noqa: E402
 
 REPO = HERE.parent.parent
 OUT = REPO / "docs" / "images"
-FIXTURE = Path("analysis/tests/data/h100-sweep-2026-11-21.json")  # relative: the report shows this name
+FIXTURE = Path("results/h100-2026-11-21/sweep.json.gz")  # relative: the report shows this name
 LIMIT = 300_000
 
 

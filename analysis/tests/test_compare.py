@@ -13,8 +13,9 @@ import pytest
 
 import builder
 from mpsbench_analysis import load_results
-from mpsbench_analysis.compare import compare, headline, render_comparison
-from mpsbench_analysis.verdict import FASTER, NOISY, SAME, SLOWER, Rule, judge
+from mpsbench_analysis.compare import compare
+from mpsbench_analysis.compare_text import headline, render_comparison
+from mpsbench_analysis.regression_rule import FASTER, NOISY, SAME, SLOWER, Rule, judge
 
 BASE_TIGHT = [9.98, 9.99, 10.0, 10.01, 10.02]
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 import builder
-from conftest import DATA_DIR
+from conftest import CPU_RUN, H100_SWEEP, read_doc
 from mpsbench_analysis import AnalysisError, load_results
-from mpsbench_analysis.compare import compare, render_comparison
+from mpsbench_analysis.compare import compare
+from mpsbench_analysis.compare_text import render_comparison
 from mpsbench_analysis.context import context_differences
 
 T = 1e12
@@ -108,7 +109,7 @@ def test_compare_refuses_a_mismatch_unless_allowed(tmp_path: Path) -> None:
 
 
 def test_real_files_context_notes() -> None:
-    sweep = json.loads((DATA_DIR / "h100-sweep-2026-11-21.json").read_text())
+    sweep = read_doc(H100_SWEEP)
     single = copy.deepcopy(sweep["context"])
     del single["sweep"]
     single.update(git_commit="9bbfe06f0b227a605c4db0d0cf773242134e52b9", hosts=["another-host"])
@@ -118,7 +119,7 @@ def test_real_files_context_notes() -> None:
         "settings.repetitions": ("3", "5", False),
         "sweep.modes": ("(absent)", '"timeslice", "mps", "mps-qos", "streams"', False),
     }
-    cpu = json.loads((DATA_DIR / "cpu-np4-matmul.json").read_text())["context"]
+    cpu = read_doc(CPU_RUN)["context"]
     assert {d.field for d in context_differences(cpu, sweep["context"]) if d.mismatch} == \
         {"device.used", "gpus[].name", "len(gpus)"}
 

@@ -1,38 +1,85 @@
-"""crossover against the fixture's gains, worked out by hand.
+"""crossover against the fixture's gains, worked out by hand, with the verdict's definition (core).
 
-matmul fp32 gains (mps / timeslice) by size at 4 ranks per GPU:
-  256: 4.8 / 2.4 = 2.0   1024: 13.2 / 11 = 1.2   4096: 42 / 40 = 1.05
-and at 2 ranks: 3.3 / 2.2 = 1.5, 12.6 / 10.5 = 1.2, 41 / 40 = 1.025.
-nbody fp32 at 4 ranks: 256: 1.0 / 1.0 = 1.0, 1024: 1.3 / 1.0 = 1.3.
+At each size the verdict takes the ranks per GPU where mps is fastest among those measured in both mps and
+timeslice (the smaller on a tie); the gain is mps / timeslice there.  conftest's matmul fp32:
+  256: mps 2.0, 3.3, 4.8 at k = 1, 2, 4 -> k = 4, gain 4.8 / 2.4 = 2.0
+  1024: mps 10, 12.6, 13.2 -> k = 4, 13.2 / 11 = 1.2;  4096: mps 40, 41, 42 -> k = 4, 42 / 40 = 1.05
+and at a fixed 2 ranks (--ranks 2): 3.3 / 2.2 = 1.5, 12.6 / 10.5 = 1.2, 41 / 40 = 1.025.
+nbody fp32 (k = 1, 4): 256: mps 1.0 at both -> k = 1 (the tie), 1.0 / 1.0; 1024: k = 4, 1.3 / 1.0 = 1.3.
+
+The case of issue 24: the fastest mps configuration is at 2 ranks per GPU while the largest count measured
+in both modes, 4, is slower under mps.  The definition of the analysis before (the largest k measured in
+both) said MPS stops paying off at the smallest size; the sweep's said it pays off below 8192.  Both now
+say the verdict's.
 """
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pytest
 
+import builder
 from mpsbench_analysis import AnalysisError, load_results
-from mpsbench_analysis.crossover import crossovers, find_crossover, render_crossovers
+from mpsbench_analysis.cli import main
+from mpsbench_analysis.crossover import all_crossovers
+from mpsbench_analysis.crossover_text import render_crossovers
+from mpsbench_core.verdict import KernelVerdict, size_crossover, verdicts
+
+T = 1e12
 
 
 def _by_kernel(path: Path, **kw):
-    return {c.kernel: c for c in crossovers(load_results([path]), **kw)}
+    return {c.kernel: c for c in all_crossovers(load_results([path]), **kw)}
 
 
-def test_default_threshold_at_largest_ranks(sweep_file: Path) -> None:
+def test_default_is_the_verdict_best_ranks_per_gpu_at_each_size(sweep_file: Path) -> None:
     found = _by_kernel(sweep_file)
     m = found["matmul"]
-    assert m.ranks_per_gpu == 4
-    assert list(m.table["size"]) == [256, 1024, 4096]
+    assert (m.ranks_per_gpu, m.mode, m.threshold) == (None, "mps", 1.1)
+    assert list(m.table["size"]) == [256, 1024, 4096] and list(m.table["ranks_per_gpu"]) == [4, 4, 4]
     assert list(m.table["gain"]) == pytest.approx([2.0, 1.2, 1.05])
     # 1.05 < 1.1 at 4096 only, 1.2 >= 1.1 at 1024 -> crossover 4096
-    assert (m.size, m.outcome) == (4096, "below")
-    assert "stops paying off at size 4096" in m.message
-    # nbody: 1.3 >= 1.1 at the largest size -> no crossover, though 256 falls short
+    assert (m.crossover, m.outcome) == (4096, "below")
+    assert m.message == ("MPS pays off below size 4096 (gain < 1.1x from 4096 on); best ranks/GPU and MPS gain by "
+                         "size: 256 k=4 2.00x, 1024 k=4 1.20x, 4096 k=4 1.05x")
     n = found["nbody"]
-    assert (n.size, n.outcome) == (None, "largest")
-    assert "only at 256" in n.message
+    assert list(n.table["ranks_per_gpu"]) == [1, 4]  # a tie at 256 goes to the smaller k
+    assert (n.crossover, n.outcome) == (None, "largest")
+    assert "gain < 1.1x only at 256" in n.message
+    # the same sentence as core's verdict of the same records
+    records = load_results([sweep_file]).records()
+    assert [c.message for c in found.values()] == [v.sentence for v in verdicts(records)]
+
+
+def _issue_case() -> list[dict]:
+    """mps gains by size at k = 2: 1.24, 1.11, 1.12, 1.0; at k = 4 mps is slower than at 2 everywhere, with
+    gains 1.0, 0.9, 0.8, 0.7 against timeslice at 4."""
+    out = []
+    for size, g2, g4 in ((1024, 1.24, 1.0), (2048, 1.11, 0.9), (4096, 1.12, 0.8), (8192, 1.0, 0.7)):
+        out += [builder.result(builder.flat(10 * T), size=size, ranks_per_gpu=2, mode="timeslice"),
+                builder.result(builder.flat(10 * g2 * T), size=size, ranks_per_gpu=2, mode="mps"),
+                builder.result(builder.flat(10 * T), size=size, ranks_per_gpu=4, mode="timeslice"),
+                builder.result(builder.flat(10 * g4 * T), size=size, ranks_per_gpu=4, mode="mps")]
+    return out
+
+
+def test_best_ranks_per_gpu_not_the_largest_measured(tmp_path: Path, capsys) -> None:
+    path = builder.write(tmp_path / "issue.json", builder.document(_issue_case()))
+    sentence = ("MPS pays off below size 8192 (gain < 1.1x from 8192 on); best ranks/GPU and MPS gain by size: "
+                "1024 k=2 1.24x, 2048 k=2 1.11x, 4096 k=2 1.12x, 8192 k=2 1.00x")
+    (c,) = all_crossovers(load_results([path]))
+    assert c.message == sentence and (c.crossover, c.outcome) == (8192, "below")
+    assert main(["verdict", str(path)]) == 0
+    assert capsys.readouterr().out == f"verdict: matmul fp32: {sentence}\n"
+    report = tmp_path / "r.html"
+    assert main(["report", str(path), "-o", str(report)]) == 0
+    assert html.escape(sentence) in report.read_text()
+    # the fixed-k question is still there, asked explicitly, and answers what it asks
+    (fixed,) = all_crossovers(load_results([path]), ranks=4)
+    assert fixed.title == "matmul fp32, at 4 ranks per GPU (fixed)"
+    assert (fixed.crossover, fixed.outcome) == (1024, "never")
 
 
 @pytest.mark.parametrize("threshold, size, outcome", [
@@ -43,28 +90,43 @@ def test_default_threshold_at_largest_ranks(sweep_file: Path) -> None:
 ])
 def test_thresholds(sweep_file: Path, threshold: float, size, outcome: str) -> None:
     m = _by_kernel(sweep_file, threshold=threshold)["matmul"]
-    assert (m.size, m.outcome) == (size, outcome)
+    assert (m.crossover, m.outcome) == (size, outcome)
 
 
-def test_ranks_option(sweep_file: Path) -> None:
-    found = crossovers(load_results([sweep_file]), threshold=1.1, ranks=2)
+def test_ranks_option_is_another_question(sweep_file: Path) -> None:
+    found = all_crossovers(load_results([sweep_file]), ranks=2)
     assert [c.kernel for c in found] == ["matmul"]  # nbody has no 2-rank runs
-    assert list(found[0].table["gain"]) == pytest.approx([1.5, 1.2, 1.025])
-    assert found[0].size == 4096
-    with pytest.raises(AnalysisError, match="no configuration at 3 ranks per GPU"):
-        crossovers(load_results([sweep_file]), ranks=3)
+    c = found[0]
+    assert c.title == "matmul fp32, at 2 ranks per GPU (fixed)"
+    assert list(c.table["gain"]) == pytest.approx([1.5, 1.2, 1.025])
+    assert c.crossover == 4096
+    assert c.message == ("MPS pays off below size 4096 (gain < 1.1x from 4096 on); gain by size: 256 1.50x, "
+                         "1024 1.20x, 4096 1.02x")
+    with pytest.raises(AnalysisError, match="no kernel configuration at 3 ranks per GPU"):
+        all_crossovers(load_results([sweep_file]), ranks=3)
 
 
-def test_find_crossover_needs_every_larger_size_below() -> None:
-    # dips below at 2 and recovers at 3: the crossover is 4, not 2
-    assert find_crossover([1, 2, 3, 4, 5], [1.5, 1.0, 1.3, 1.0, 0.9], 1.1) == (4, "below")
+def test_size_crossover_needs_every_larger_size_below() -> None:
+    # dips below at 2 and recovers at 3: the crossover is 4, not 2 (core's rule)
+    assert size_crossover([1, 2, 3, 4, 5], [1.5, 1.0, 1.3, 1.0, 0.9], 1.1) == (4, "below")
 
 
 def test_renderings(sweep_file: Path) -> None:
-    found = crossovers(load_results([sweep_file]))
+    found = all_crossovers(load_results([sweep_file]))
     text = render_crossovers(found, "table")
-    assert "matmul fp32, 4 ranks per GPU" in text and "1.050" in text
+    assert "matmul fp32, best ranks per GPU at each size\n  MPS pays off below size 4096" in text and "1.050" in text
     assert "### matmul fp32" in render_crossovers(found, "markdown")
     csv = render_crossovers(found, "csv").splitlines()
-    assert csv[0].startswith("kernel,precision,ranks_per_gpu,mode,size")
+    assert csv[0].startswith("kind,kernel,precision,params,mode,question,threshold,axis,size,ranks_per_gpu")
     assert len(csv) == 1 + 3 + 2
+
+
+def test_kernel_without_both_modes_says_why_among_others(tmp_path: Path, capsys) -> None:
+    records = [builder.result(builder.flat(T), ranks_per_gpu=2), builder.result(builder.flat(2 * T), ranks_per_gpu=2,
+                                                                                 mode="mps"),
+               builder.result(builder.flat(T), kernel="nbody", ranks_per_gpu=2)]
+    path = builder.write(tmp_path / "f.json", builder.document(records))
+    found = all_crossovers(load_results([path]))
+    assert [(c.kernel, c.outcome) for c in found] == [("matmul", "every"), ("nbody", "none")]
+    assert found[1].message == "no MPS verdict: mps not measured (measured: timeslice)"
+    assert isinstance(verdicts(load_results([path]).records())[1], KernelVerdict)

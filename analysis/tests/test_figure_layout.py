@@ -22,13 +22,13 @@ import pytest
 
 import figure_docs
 import layout_check
-from conftest import DATA_DIR
+from conftest import CPU_RUN, H100_SWEEP
 from mpsbench_analysis import load_results
 from mpsbench_analysis.plots import all_figures
-from mpsbench_analysis.styles import mode_style
+from mpsbench_core.modes import style as mode_style
 
-H100 = DATA_DIR / "h100-sweep-2026-11-21.json"
-CPU = DATA_DIR / "cpu-np4-matmul.json"
+H100 = H100_SWEEP
+CPU = CPU_RUN
 
 
 def _cases() -> dict[str, object]:
@@ -113,9 +113,12 @@ def test_figures_are_readable(case: str, tmp_path: Path) -> None:
             bad, words = layout_check.inspect(fig, outdir / f"{stem}.png")
             words = words.replace("\u00a0", " ")
             assert not bad, f"{case}/{stem} ({outdir / stem}.png):\n  " + "\n  ".join(bad)
-            kind, kernel = stem.split("_")[:2]
+            kind, kernel, *rest = stem.split("_")
             found.append(kind)
-            results = rs.results[rs.results["kernel"] == kernel]
+            if kernel == "app":  # an application's figures: throughput_app_NAME
+                results = rs.results[(rs.results["kind"] == "app") & (rs.results["kernel"] == rest[0])]
+            else:
+                results = rs.results[rs.results["kernel"] == kernel]
             # how many GPUs (or hosts) the numbers come from, and the unit of every axis
             assert _gpus_phrase(set(results["devices"]), results["device"].iloc[0]) in words, (stem, words)
             if kind == "throughput":
@@ -138,7 +141,7 @@ def test_figures_are_readable(case: str, tmp_path: Path) -> None:
             if kind in ("throughput", "rank-times", "latency"):
                 # one style table: every mode in the colour it has everywhere else
                 colors = _legend_colors(fig)
-                rows = rs.results[rs.results["kernel"] == kernel]
+                rows = results
                 if kind == "latency":
                     rows = rows[rows["latency_p99_s"].notna() & (rows["status"] == "ok")]
                 modes = set(rows["mode_label"])
@@ -177,8 +180,8 @@ def test_gpu_count_per_mode_when_files_differ(tmp_path: Path) -> None:
 
 def test_a_kernel_whose_every_result_failed_says_so(tmp_path: Path) -> None:
     doc = figure_docs.sweep(("timeslice", "mps"), (1024,), ranks=(1, 2))
-    for record in doc["results"]:
-        record.update(status="failed", error="kernel launch failed")
+    for record in doc["results"]:  # no one-rank run measured: no speedup over one either (as the writer leaves it)
+        record.update(status="failed", error="kernel launch failed", speedup_vs_one_rank_per_gpu=None)
     rs = load_results([figure_docs.write(tmp_path / "failed.json", doc)])
     outdir = artifact_dir(tmp_path, "figures", "all-failed")
     figures = all_figures(rs)

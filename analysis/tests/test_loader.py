@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 import builder
-from conftest import DATA_FILES, sweep_results
+from conftest import ALL_DATA_FILES, DATA_FILES, read_doc, sweep_results
 from mpsbench_analysis import AnalysisError, load_results
 from mpsbench_analysis.loader import schema
 
@@ -27,6 +27,15 @@ def test_package_schema_is_the_repo_schema() -> None:
         "analysis/src/mpsbench_analysis/schema/mpsbench-results.schema.json must link to schema/"
 
 
+def test_version_2_schema_is_kept_as_it_was() -> None:
+    """Files of versions 1 and 2 are validated against the version-2 schema, frozen in the package: a
+    kernel-app record there, and no kind (validate.py)."""
+    old = schema(2)
+    assert old["properties"]["schema_version"]["const"] == 2
+    assert "app" in old["definitions"]["result"]["properties"] and "app_result" not in old["definitions"]
+    assert schema()["properties"]["schema_version"]["const"] == 3
+
+
 def test_installed_package_carries_the_schema() -> None:
     assert schema() == json.loads(REPO_SCHEMA.read_text())
 
@@ -38,12 +47,12 @@ def test_builder_documents_are_schema_valid() -> None:
     jsonschema.Draft7Validator(schema()).validate(failed)
 
 
-@pytest.mark.parametrize("path", DATA_FILES, ids=[p.name for p in DATA_FILES])
+@pytest.mark.parametrize("path", ALL_DATA_FILES, ids=[p.name for p in ALL_DATA_FILES])
 def test_real_files_load(path: Path) -> None:
     rs = load_results([path])
-    doc = json.loads(path.read_text())
+    doc = read_doc(path)
     assert len(rs.results) == len(doc["results"])
-    assert len(rs.ranks) == sum(len(r["ranks"]) for r in doc["results"])
+    assert len(rs.ranks) == sum(len(r.get("ranks", r.get("copies", []))) for r in doc["results"])
     first = doc["results"][0]
     assert rs.results.loc[0, "throughput"] == first["aggregate"][first["primary_metric"]]["median"]
 
@@ -148,9 +157,9 @@ def _broken(tmp_path: Path, name: str, mutate) -> Path:
 
 @pytest.mark.parametrize("mutate, field, words", [
     (lambda d: d["results"][0].pop("kernel"), "results[0].kernel", "required field is missing"),
-    (lambda d: d.update(schema_version=3), "schema_version", "version 3 is not supported"),
+    (lambda d: d.update(schema_version=4), "schema_version", "version 4 is not supported"),
     (lambda d: d.update(schema_version=0), "schema_version", "version 0 is not supported (this tool reads "
-                                                             "versions 1 and 2)"),
+                                                             "versions 1, 2 and 3)"),
     (lambda d: d.update(schema="other"), "schema", "expected 'mpsbench-results'"),
     (lambda d: d["results"][0].update(size="big"), "results[0].size", "expected integer"),
     (lambda d: d["results"][0]["aggregate"]["flop_per_s"].update(median=-1),

@@ -53,8 +53,8 @@ def test_plots_for_real_files(path: Path, tmp_path: Path) -> None:
 def test_report_is_self_contained(sweep_file: Path) -> None:
     page = build_report(load_results([sweep_file]))
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
-    for words in ("Context", "Summary", "When does MPS pay off?", "Plots", "0123456789ab", "node1",
-                  "NVIDIA H100 80GB HBM3", "MPS stops paying off at size 4096", "4.80 TFLOP/s"):
+    for words in ("Does MPS pay off?", "Context", "Summary", "The gains behind the verdict", "Plots", "0123456789ab",
+                  "node1", "NVIDIA H100 80GB HBM3", "MPS pays off below size 4096", "4.80 TFLOP/s"):
         assert words in page, words
     images = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)">', page)
     assert len(images) == 6

@@ -23,7 +23,8 @@ import builder
 from conftest import DATA_FILES
 from mpsbench_analysis import AnalysisError, load_results
 from mpsbench_analysis.cli import main
-from mpsbench_analysis.compare import LEGEND as COMPARE_LEGEND, compare, render_comparison
+from mpsbench_analysis.compare import compare
+from mpsbench_analysis.compare_text import LEGEND as COMPARE_LEGEND, render_comparison
 from mpsbench_analysis.quality import LEGEND, mark_tokens
 from mpsbench_core.stats import relative_noise
 from mpsbench_analysis.summary import render_summary, summarize
@@ -136,10 +137,18 @@ def test_run_target_from_settings_and_noise_from_the_file(tmp_path: Path) -> Non
     r = load_results([builder.write(tmp_path / "a.json", doc)]).results.iloc[0]
     assert r["noise_source"] == "computed" and r["noise"] == pytest.approx(WIDE_NOISE, rel=1e-4)
     assert r["noise_target"] == 0.10 and r["noise_limit"] == 0.10 and not r["noisy"]
-    # a noise figure in the file wins over the samples (flat samples, but the file says 5 %)
-    doc = builder.document([builder.with_quality(builder.result(builder.flat(10 * T)), relative=0.05)])
+    # a noise figure of another estimator in the file wins over the samples (flat samples, but it says 5 %)
+    record = builder.with_quality(builder.result(builder.flat(10 * T)), relative=0.05)
+    record["noise"]["estimator"] = "bootstrap_median_ci"
+    doc = builder.document([record])
     r = load_results([builder.write(tmp_path / "b.json", doc)]).results.iloc[0]
     assert (r["noise_source"], r["noise"], r["noise_limit"], r["noisy"]) == ("file", 0.05, 0.02, True)
+    # the harness's own estimator must be the figure of the samples: 5 % of flat samples is refused
+    record["noise"]["estimator"] = "median_se_normal"
+    path = builder.write(tmp_path / "b2.json", builder.document([record]))
+    with pytest.raises(AnalysisError, match=r"field results\[0\]\.noise\.relative: 0.05 disagrees with the relative "
+                                            "noise of the primary samples"):
+        load_results([path])
     # a null figure in the file (the writer's for fewer than two repetitions) is computed where it can be
     doc = builder.document([builder.with_quality(builder.result(WIDE), relative=None)])
     r = load_results([builder.write(tmp_path / "c.json", doc)]).results.iloc[0]

@@ -78,7 +78,7 @@ def test_mutated_quality_fields(tmp_path: Path, monkeypatch, schema: str) -> Non
     if schema == "unaware":
         strict = validate._validator()
         unaware = type(strict)(validate._open_world(_without_new_fields(validate.schema())))
-        monkeypatch.setattr(validate, "_validator", lambda: unaware)
+        monkeypatch.setattr(validate, "_validator", lambda version=validate.SCHEMA_VERSION: unaware)
     base_doc = _base()
     jsonschema.Draft7Validator(validate.schema()).validate(base_doc)  # the unmutated base is valid
     base = builder.write(tmp_path / "base.json", base_doc)

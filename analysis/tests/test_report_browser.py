@@ -31,11 +31,12 @@ from pathlib import Path
 import pytest
 
 import figure_docs
-from conftest import DATA_DIR
+from conftest import CPU_RUN, H100_SWEEP
 from mpsbench_analysis import load_results
-from mpsbench_analysis.loader import mode_sort_key
 from mpsbench_analysis.report import build_report
-from mpsbench_analysis.styles import mode_style
+from mpsbench_analysis.verdicts import file_verdicts
+from mpsbench_core.modes import sort_key as mode_sort_key, style as mode_style
+from mpsbench_core.verdict import verdict_lines
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian package chromium)")
@@ -79,7 +80,7 @@ _CHECK_SCRIPT = """
         section: t.closest('section') ? t.closest('section').id : '',
         rows: t.tBodies.length ? t.tBodies[0].rows.length : 0,
         width: t.getBoundingClientRect().width, height: t.getBoundingClientRect().height}));
-    out.verdicts = [...document.querySelectorAll('.verdict')].map(v => ({text: v.textContent.trim(),
+    out.verdicts = [...document.querySelectorAll('#verdict .verdict')].map(v => ({text: v.textContent.trim(),
         height: v.getBoundingClientRect().height}));
     out.images = [...document.images].map(i => { const r = i.getBoundingClientRect();
         return {alt: i.alt, complete: i.complete, naturalWidth: i.naturalWidth, naturalHeight: i.naturalHeight,
@@ -118,8 +119,8 @@ _CHECK_SCRIPT = """
 
 def _cases() -> dict[str, object]:
     return {
-        "h100-fixture": DATA_DIR / "h100-sweep-2026-11-21.json",
-        "cpu-fixture": DATA_DIR / "cpu-np4-matmul.json",
+        "h100-fixture": H100_SWEEP,
+        "cpu-fixture": CPU_RUN,
         "2gpus-1size": figure_docs.sweep(("timeslice", "mps", "streams"), (4096,), devices=2,
                                          kernels=("matmul", "nbody")),
         "app-8gpus": figure_docs.app_sweep(figure_docs.MODES, devices=8),
@@ -203,8 +204,8 @@ def test_report_in_a_browser(case: str, tmp_path: Path) -> None:
     assert out["resources"] == [], out["resources"]  # loaded nothing besides the file itself
     assert out["viewport"] == WINDOW[0]
 
-    # what the reader came for: the context, the verdicts with their tables, every figure, the summary
-    assert out["headings"] == ["Context", "When does MPS pay off?", "Plots", "Summary"]
+    # what the reader came for: the verdict first, the context, the gains behind it, every figure, the summary
+    assert out["headings"] == ["Does MPS pay off?", "Context", "The gains behind the verdict", "Plots", "Summary"]
     assert len(out["context"]) == len(rs.contexts)
     for ctx, c in zip(out["context"], rs.contexts.values()):
         assert {"file", "date (UTC)", "GPUs", "device", "command"} <= set(ctx)
@@ -213,11 +214,13 @@ def test_report_in_a_browser(case: str, tmp_path: Path) -> None:
     tables = out["tables"]
     assert all(t["width"] > 0 and t["height"] > 0 for t in tables), tables
     assert sum(t["rows"] for t in tables if t["section"] == "summary") == len(rs.results)
+    found = file_verdicts(rs)
+    assert [v["text"] for v in out["verdicts"]] == [line.removeprefix("verdict: ") for line in verdict_lines(found)]
+    assert all(v["height"] > 0 for v in out["verdicts"])
     crossover_tables = [t for t in tables if t["section"] == "crossover"]
-    assert len(crossover_tables) == len(out["verdicts"])
-    assert all(v["height"] > 0 and v["text"] for v in out["verdicts"])
+    assert len(crossover_tables) == sum(bool(v.points) for v in found)
     if case != "cpu-fixture":  # the CPU run has no mps to weigh
-        assert out["verdicts"] and all(t["rows"] > 0 for t in crossover_tables)
+        assert crossover_tables and all(t["rows"] > 0 for t in crossover_tables)
 
     images = out["images"]
     assert len(images) == text.count("<img ") and images, len(images)

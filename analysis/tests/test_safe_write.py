@@ -171,7 +171,7 @@ def test_hard_link_is_replaced_not_written_through(results_file: Path, tmp_path:
     os.link(victim, out)  # a regular file, but another name of someone else's
     code, _, _ = _run(["summary", str(results_file), "--format", "csv", "-o", str(out)], capsys)
     assert code == 0
-    assert victim.read_text() == PRECIOUS and out.read_text().startswith("kernel,")
+    assert victim.read_text() == PRECIOUS and out.read_text().startswith("kind,kernel,")
 
 
 @pytest.mark.parametrize("command", OUTPUT_OPTIONS)
@@ -212,7 +212,7 @@ def test_planted_symlinks_at_temporary_names_have_no_effect(results_file: Path, 
     assert code == 0, err
     assert victim.read_text() == PRECIOUS
     assert all(os.readlink(tmp_path / name) == str(victim) for name in guesses)
-    assert out.read_text().startswith("kernel,") and not (tmp_path / ".out.csv.fedcba9876543210.tmp").exists()
+    assert out.read_text().startswith("kind,kernel,") and not (tmp_path / ".out.csv.fedcba9876543210.tmp").exists()
 
 
 def test_failed_write_keeps_the_old_file_and_leaves_no_temporary(results_file: Path, tmp_path: Path, capsys,

@@ -1,4 +1,5 @@
-"""One look per mode (styles.py): told apart in colour, in grey and by colour-blind readers.
+"""One look per mode (core modes.style, the registry's figure styles): told apart in colour, in grey and by
+colour-blind readers, the same in every figure and in the report.
 
 Colour-vision deficiencies are simulated with the matrices of Machado,
 Oliveira & Fernandes (2009) at full severity on linear RGB; distances are
@@ -15,10 +16,9 @@ import pytest
 
 import figure_docs
 from mpsbench_analysis import load_results
-from mpsbench_analysis.plots import mode_color
 from mpsbench_analysis.report import build_report
 from mpsbench_analysis.validate import schema
-from mpsbench_analysis.styles import MODE_STYLES, OKABE_ITO, mode_style
+from mpsbench_core.modes import NAMES, OKABE_ITO, style as mode_style
 
 SCHEMA_MODES = schema()["definitions"]["result"]["properties"]["mode"]["enum"]
 MACHADO = {
@@ -61,7 +61,7 @@ def _delta_e(a: tuple, b: tuple) -> float:
 
 def test_every_mode_of_the_schema_has_its_own_okabe_ito_colour_marker_and_dashes() -> None:
     styles = [mode_style(m) for m in SCHEMA_MODES]
-    assert set(MODE_STYLES) == set(SCHEMA_MODES)
+    assert set(NAMES) == set(SCHEMA_MODES)
     assert {s.color for s in styles} <= set(OKABE_ITO.values())
     for attribute in ("color", "marker", "hatch", "dash_css"):
         values = [str(getattr(s, attribute)) for s in styles]
@@ -87,10 +87,21 @@ def test_qos_percentages_are_one_hue_in_distinct_greys_and_markers() -> None:
 
 
 def test_a_mode_looks_the_same_whatever_else_is_drawn() -> None:
-    # the old API took the labels of the figure; the colour no longer depends on them
-    assert mode_color("mps-qos:25%", ["mps-qos:25%"]) == mode_color("mps-qos:25%", ["timeslice", "mps-qos:12%",
-                                                                                     "mps-qos:25%"])
+    # a label's style depends on the label alone, never on what else a figure holds
+    assert mode_style("mps-qos:25%") == mode_style("mps-qos:25%")
     assert mode_style("something-new").color == "#999999"
+
+
+def test_the_analysis_draws_with_the_registry_only() -> None:
+    """No second table of modes, colours or labels in the analysis: styles.py and the loader's mode order
+    are gone, every figure and the report ask core."""
+    import mpsbench_analysis
+    from pathlib import Path as P
+    source = P(mpsbench_analysis.__file__).parent
+    assert not (source / "styles.py").exists()
+    for path in source.glob("*.py"):
+        text = path.read_text()
+        assert "OKABE_ITO" not in text and "MODE_ORDER" not in text and "#E69F00" not in text, path.name
 
 
 def test_report_key_uses_the_figure_colours(tmp_path: Path) -> None:

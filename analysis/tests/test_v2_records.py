@@ -14,15 +14,16 @@ import jsonschema
 import pytest
 
 import builder
-from conftest import DATA_FILES
+from conftest import DATA_FILES, read_doc
 from mpsbench_analysis import AnalysisError, load_results
 from mpsbench_analysis.cli import main
-from mpsbench_analysis.compare import compare, render_comparison
+from mpsbench_analysis.compare import compare
+from mpsbench_analysis.compare_text import render_comparison
 from mpsbench_analysis.crossover import all_crossovers
 from mpsbench_analysis.export import to_gbench
 from mpsbench_analysis.loader import schema
 from mpsbench_analysis.summary import render_summary, summarize
-from mpsbench_analysis.verdict import Rule
+from mpsbench_analysis.regression_rule import Rule
 
 T = 1e12
 
@@ -91,9 +92,9 @@ def test_version_1_files_still_load(tmp_path: Path) -> None:
     row = load_results([v1]).results.iloc[0]
     assert row["params"] == "" and math.isnan(row["latency_p99_s"]) and row["tenants"] is None
     assert math.isnan(row["collective_time_per_iteration_s"]) and row["collective_bytes"] is None
-    # the real files of this repository are version 1
+    # the real kernel files of this repository are version 1
     for path in DATA_FILES:
-        assert json.loads(path.read_text())["schema_version"] == 1
+        assert read_doc(path)["schema_version"] == 1
         assert (load_results([path]).results["params"] == "").all()
 
 
@@ -194,7 +195,10 @@ def test_consistency_of_mixes(tmp_path: Path) -> None:
     bad[-1]["tenants"][1]["latency_p99_ratio"] = 9.0
     assert _refused(tmp_path, bad).startswith("field results[4].tenants[1].latency_p99_ratio: 9.0 disagrees")
     bad = copy.deepcopy(records)
-    bad[-1]["tenants"][0]["ranks_per_gpu"] = 3
+    bad[-1]["tenants"][0]["ranks_per_gpu"] = 3  # the tenants no longer the mix the record names
+    assert _refused(tmp_path, bad) == ("field results[4].precision: 'matmul/fp32/2048:2,inference/fp16/64:2' names "
+                                       "the mix, but its tenants are 'matmul/fp32/2048:3,inference/fp16/64:2'")
+    bad[-1]["precision"] = "matmul/fp32/2048:3,inference/fp16/64:2"
     assert _refused(tmp_path, bad) == "field results[4].ranks_per_gpu: 4, but its tenants' ranks_per_gpu add up to 5"
     bad = copy.deepcopy(records)
     bad[0]["ranks"][0]["tenant"] = 0

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import pytest
 
 import builder
-from conftest import DATA_DIR
+from conftest import H100_SWEEP, read_doc
 from mpsbench_analysis import AnalysisError, load_results
 from mpsbench_analysis.json_values import MAX_DEPTH
 
@@ -56,7 +56,7 @@ def test_non_finite_number_anywhere_is_refused(tmp_path: Path, where: Callable[[
 
 
 def test_real_file_with_a_nan_names_the_field(tmp_path: Path) -> None:
-    doc = json.loads((DATA_DIR / "h100-sweep-2026-11-21.json").read_text())
+    doc = read_doc(H100_SWEEP)
     doc["results"][3]["aggregate"]["flop_per_s"]["median"] = float("nan")
     assert _refused(tmp_path, doc) == "field results[3].aggregate.flop_per_s.median: not a finite number (NaN)"
 
@@ -83,7 +83,7 @@ def test_lone_surrogate_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("field, value, expected", [
-    ("size", 32.0, "integer or null"), ("ranks_per_gpu", 2.0, "integer"), ("repetitions", 3.0, "integer"),
+    ("size", 32.0, "integer"), ("ranks_per_gpu", 2.0, "integer"), ("repetitions", 3.0, "integer"),
     ("iterations_per_repetition", 10.0, "integer or null"),
 ])
 def test_integer_fields_refuse_floats(tmp_path: Path, field: str, value: float, expected: str) -> None:
@@ -94,7 +94,7 @@ def test_integer_fields_refuse_floats(tmp_path: Path, field: str, value: float, 
 
 def test_schema_version_written_as_a_float_is_refused(tmp_path: Path) -> None:
     assert _refused(tmp_path, dict(_doc(), schema_version=1.0)) == (
-        "field schema_version: version 1.0 is not supported (this tool reads versions 1 and 2)")
+        "field schema_version: version 1.0 is not supported (this tool reads versions 1, 2 and 3)")
 
 
 def test_integer_fields_elsewhere_refuse_floats(tmp_path: Path) -> None:

@@ -53,6 +53,25 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _checks_passed(r: Mapping[str, Any]) -> bool:
+    """Whether an application record lists no failed --app-check: none in ``app.failed_checks``, none in its
+    copies' checks (``copies[].check.ok``; ``ranks[].verification.ok`` before version 3).  Its ``verified``
+    says the same in a consistent record; a record that claims ``verified`` with a failed check listed
+    must not be the one a verdict picks."""
+    app = r.get("app")
+    if isinstance(app, Mapping) and app.get("failed_checks"):
+        return False
+    for copy in r.get("copies") or []:
+        check = copy.get("check") if isinstance(copy, Mapping) else None
+        if isinstance(check, Mapping) and check.get("ok") is False:
+            return False
+    for rank in r.get("ranks") or []:
+        verification = rank.get("verification") if isinstance(rank, Mapping) else None
+        if isinstance(verification, Mapping) and verification.get("ok") is False:
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class Result:
     """One configuration of any kind, as the verdicts, tables and gates read it."""
@@ -90,7 +109,8 @@ class Result:
             params=params_text(r.get("params")),
             mode=str(r.get("mode")), mode_label=modes.label(r),
             ranks_per_gpu=int(r.get("ranks_per_gpu", 0)),
-            status=str(r.get("status")), verified=bool(r.get("verified")) and ok,
+            status=str(r.get("status")),
+            verified=bool(r.get("verified")) and ok and (kind != "app" or _checks_passed(r)),
             median=median if ok else None, samples=samples if ok else (),
             unit=str(r.get("primary_unit") or ""), error=r.get("error"), raw=r)
 

@@ -17,12 +17,15 @@ import os
 import sys
 from typing import Sequence
 
+from mpsbench_core.verdict import GAIN_THRESHOLD
+
 from . import __version__
 from .errors import AnalysisError
 from .loader import load_results
+from .regression_rule import Rule
 from .safe_write import write_file
 from .tables import FORMATS
-from .verdict import Rule
+from .verdicts import RECORDED
 
 PROG = "mpsbench-analyze"
 
@@ -88,14 +91,18 @@ exit status:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Analyse mpsbench results files (JSON, schema mpsbench-results versions 1 and 2). "
-        "Several files (e.g. one per mode) are merged into one data set.",
+        prog=PROG, description="Analyse mpsbench results files (JSON, or gzip-compressed .json.gz; schema "
+        "mpsbench-results versions 1, 2 and 3). Several files (e.g. one per mode) are merged into one data set.",
         epilog="exit status: 0 ok, 1 compare's gate failed (see compare --help), 2 bad input or usage")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def files(p: argparse.ArgumentParser) -> None:
-        p.add_argument("files", nargs="+", metavar="FILE", help="mpsbench results JSON file(s)")
+        p.add_argument("files", nargs="+", metavar="FILE", help="mpsbench results file(s): .json or .json.gz")
+
+    def threshold(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--threshold", type=_positive_float, default=None, help="the MPS gain that pays off "
+                       f"(default: the one the run recorded, else {GAIN_THRESHOLD:g})")
 
     def formatted(p: argparse.ArgumentParser) -> None:
         p.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
@@ -124,19 +131,30 @@ def build_parser() -> argparse.ArgumentParser:
                    "regular files (default: %(default)s)")
     p.add_argument("--formats", default="png,svg", help="comma list of image formats (default: %(default)s)")
 
-    p = sub.add_parser("crossover", help="the size above which MPS stops paying off (applications: the copies "
-                       "per GPU from which it pays off)",
-                       description="Kernels: crossover = the smallest measured size S such that gain(S') < "
-                       "THRESHOLD for every measured S' >= S, where gain = mps / timeslice throughput at the "
-                       "largest ranks per GPU measured in both modes (or --ranks). Applications (kernel app, "
-                       "no size): crossover = the smallest measured copies-per-GPU count k such that gain(k') "
-                       ">= THRESHOLD for every measured k' >= k, gain taken at each k.")
+    p = sub.add_parser("verdict", help="does MPS pay off? the verdict lines mpsbench-sweep printed for the run",
+                       description="One line per kernel (precision, params) and per application: where MPS pays "
+                       "off and with how many ranks (copies) per GPU, exactly as mpsbench-sweep printed them at the "
+                       "end of the run that made the file (the definitions: mpsbench-analyze crossover --help). "
+                       f"The gain that pays off is the one the run recorded ({RECORDED}), else "
+                       f"{GAIN_THRESHOLD:g}, unless --threshold is given.")
     files(p)
-    p.add_argument("--threshold", type=_positive_float, default=1.1, help="gain that pays off (default: 1.1)")
-    p.add_argument("--ranks", type=int, help="ranks per GPU of the size crossover (default: the largest "
-                   "measured); an application's crossover spans every count")
-    p.add_argument("--mode", default="mps", help="mode compared with timeslice: a label such as mps-qos:50%%, or "
-                   "mps-qos for each of its percentages (default: mps)")
+    threshold(p)
+
+    p = sub.add_parser("crossover", help="the verdict with the gains behind it: the sizes where MPS pays off and "
+                       "with how many ranks per GPU (applications: the copies per GPU from which it pays off)",
+                       description="Kernels, at each size: k = the ranks per GPU where mps is fastest among those "
+                       "measured in both mps and timeslice, gain = mps / timeslice at k; the crossover is the "
+                       "smallest measured size S with gain < THRESHOLD at every measured size >= S. Applications: "
+                       "the best configuration, and the smallest measured copies-per-GPU count k with gain >= "
+                       "THRESHOLD at every measured count >= k. The sentences are the verdict's (mpsbench-analyze "
+                       "verdict). --ranks and --mode ask other questions: the gain at a fixed ranks per GPU, or "
+                       "another mode than mps against timeslice, labelled as such.")
+    files(p)
+    threshold(p)
+    p.add_argument("--ranks", type=int, help="another question: the gain at this fixed ranks per GPU at every "
+                   "size (kernels only), instead of the best ranks per GPU at each size")
+    p.add_argument("--mode", default="mps", help="another question: this mode against timeslice instead of mps: a "
+                   "label such as mps-qos:50%%, or mps-qos for each of its percentages (default: mps)")
     formatted(p)
 
     p = sub.add_parser("compare", help="regression verdicts between two runs, as a CI gate (exit 1 when it fails)",
@@ -163,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     files(p)
     p.add_argument("--output", "-o", default="mpsbench-report.html", help=f"HTML file ({REPLACES}; "
                    "default: %(default)s)")
-    p.add_argument("--threshold", type=_positive_float, default=1.1, help="crossover gain threshold")
+    threshold(p)
 
     p = sub.add_parser("export", help="convert to another benchmark format",
                        description="gbench: Google Benchmark JSON, one entry per repetition plus median, "
@@ -187,8 +205,12 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "summary":
         from .summary import summary_text
         _emit(summary_text(load_results(args.files), args.format), args.output)
+    elif args.command == "verdict":
+        from .verdicts import verdict_text
+        _emit(verdict_text(load_results(args.files), args.threshold), None)
     elif args.command == "crossover":
-        from .crossover import all_crossovers, render_crossovers
+        from .crossover import all_crossovers
+        from .crossover_text import render_crossovers
         found = all_crossovers(load_results(args.files), args.threshold, args.ranks, args.mode)
         _emit(render_crossovers(found, args.format), args.output)
     elif args.command == "plot":
@@ -200,7 +222,8 @@ def run(args: argparse.Namespace) -> int:
         for path in write_plots(load_results(args.files), args.outdir, formats):
             print(path)
     elif args.command == "compare":
-        from .compare import compare, render_comparison
+        from .compare import compare
+        from .compare_text import render_comparison
         from .context import differs_from_base
         rule = Rule(args.threshold, args.alpha, args.max_cv, args.min_samples)
         result = compare(load_results([args.base]), load_results([args.new]), rule,

@@ -1,10 +1,10 @@
-"""Regression verdicts between a BASE and a NEW run, and the CI gate on them.
+"""Regression verdicts between a BASE and a NEW run, and the CI gate on them (compare_text.py shows them).
 
 First the run contexts are compared (:mod:`context`): a different device
 kind, GPU model or GPU count is an AnalysisError unless the caller allows
 it; every other difference is a note in the report.  Results match on
 kernel, precision, size, ranks_per_gpu and mode; each matching pair gets a
-verdict from :mod:`verdict` on the repetitions of the primary aggregate
+verdict from :mod:`regression_rule` on the repetitions of the primary aggregate
 throughput, and so does the MPS gain wherever both runs measured mps and
 timeslice.  A regression is: a SLOWER throughput, a SLOWER (smaller) MPS
 gain, a result that failed in NEW but not in BASE, or one verified in BASE
@@ -39,15 +39,15 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from mpsbench_core.stats import relative_noise
+from mpsbench_core.units import format_percent
+
 from .context import ContextDifference, context_differences, describe_device, differs_from_base
 from .errors import AnalysisError
 from .loader import KEY, ResultSet
 from .quality import count_value, mark_tokens, marks_text
-from mpsbench_core.stats import relative_noise
+from .regression_rule import NOISY, SLOWER, Rule, judge
 from .summary import GROUP, gain_table, sort_rows
-from .tables import Column, render
-from mpsbench_core.units import format_number, format_percent, format_seconds, format_si
-from .verdict import NOISY, SLOWER, Rule, judge
 
 #: The columns of Comparison.latency.
 LATENCY_COLUMNS = KEY + ["verdict", "base_p99_s", "new_p99_s", "change", "p_value", "reason", "regression",
@@ -106,12 +106,6 @@ def _verified_change(base_ok: bool, new_ok: bool) -> str:
 
 #: Result columns that make a result's marks.
 _QUALITY = ["noise", "noise_limit", "noisy", "throttled_repetitions", "repetitions"]
-
-#: The line under compare's tables.
-LEGEND = ("marks: noise>T = relative noise of the median (1.2533 sd / (sqrt(n) median)) above the target T "
-          "(the run's max_noise, else 2%); throttled:K/N = K of N repetitions ran with a throttled SM clock; "
-          "on gain rows the marks of the two results divided (counts summed)")
-
 
 def _noise_note(reason: str, base_noise: float, new_noise: float) -> str:
     """A NOISY verdict's reason with the two noise figures: '...; noise 0.40% -> 3.10%'."""
@@ -261,138 +255,5 @@ def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule(),
 
 
 def _sortable(key: tuple) -> tuple:
-    """A KEY tuple that sorts with kernel app's null size among integer sizes."""
+    """A KEY tuple that sorts an application's null size among integer sizes."""
     return tuple((v is None, v if v is not None else 0) if i == KEY.index("size") else v for i, v in enumerate(key))
-
-
-def _p(value: float, row: pd.Series) -> str:
-    return "-" if value is None or not math.isfinite(value) else f"{value:.3g}"
-
-
-def _params_column(df: pd.DataFrame) -> list[Column]:
-    """A params column where some row has parameters."""
-    has = "params" in df and any(isinstance(v, str) and v for v in df["params"])
-    return [Column("params", "params", left=True)] if has else []
-
-
-def _result_columns(df: pd.DataFrame | None = None) -> list[Column]:
-    return [
-        Column("kernel", "kernel", left=True), Column("precision", "precision", left=True),
-        *(_params_column(df) if df is not None else []),
-        Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"), Column("mode_label", "mode", left=True),
-        Column("base_median", "base median", lambda v, r: format_si(v, r["unit"])),
-        Column("new_median", "new median", lambda v, r: format_si(v, r["unit"])),
-        Column("change", "change", lambda v, r: format_percent(v, signed=True)),
-        Column("p_value", "p", _p), Column("verdict", "verdict", left=True),
-        Column("verified", "verified", left=True), Column("base_marks", "base marks", left=True),
-        Column("new_marks", "new marks", left=True), Column("reason", "why", left=True),
-    ]
-
-
-def _latency_columns(df: pd.DataFrame) -> list[Column]:
-    return [
-        Column("kernel", "kernel", left=True), Column("precision", "precision", left=True), *_params_column(df),
-        Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"), Column("mode_label", "mode", left=True),
-        Column("base_p99_s", "base p99", lambda v, r: format_seconds(v)),
-        Column("new_p99_s", "new p99", lambda v, r: format_seconds(v)),
-        Column("change", "change", lambda v, r: format_percent(v, signed=True)),
-        Column("p_value", "p", _p), Column("verdict", "verdict", left=True), Column("reason", "why", left=True),
-    ]
-
-
-def _gain_columns(df: pd.DataFrame | None = None) -> list[Column]:
-    return [
-        Column("kernel", "kernel", left=True), Column("precision", "precision", left=True),
-        *(_params_column(df) if df is not None else []),
-        Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"),
-        Column("base_gain", "base gain", lambda v, r: format_number(v, 3)),
-        Column("new_gain", "new gain", lambda v, r: format_number(v, 3)),
-        Column("change", "change", lambda v, r: format_percent(v, signed=True)),
-        Column("p_value", "p", _p), Column("verdict", "verdict", left=True),
-        Column("base_marks", "base marks", left=True), Column("new_marks", "new marks", left=True),
-        Column("reason", "why", left=True),
-    ]
-
-
-def headline(c: Comparison) -> str:
-    """One line: how many regressions, and the verdict counts."""
-    counts = c.results["verdict"].value_counts()
-    parts = [f"{counts[v]} {v}" for v in ("SLOWER", "FASTER", "NOISY", "SAME", "FAILED", "RECOVERED")
-             if v in counts]
-    lost = int((c.results["verified"] == "yes->NO").sum())
-    gain_slower = int((c.gains["verdict"] == SLOWER).sum())
-    latency_slower = int((c.latency["verdict"] == SLOWER).sum())
-    extra = [f"{lost} lost verification"] if lost else []
-    extra += [f"{gain_slower} smaller MPS gain"] if gain_slower else []
-    extra += [f"{latency_slower} higher p99 latency"] if latency_slower else []
-    status = "REGRESSION" if c.regressions else "no regression"
-    return (f"{status}: {len(c.results)} matching results ({', '.join(parts)})"
-            + (f"; {', '.join(extra)}" if extra else "")
-            + f"; {len(c.added)} added, {len(c.removed)} removed")
-
-
-def _keys(df: pd.DataFrame) -> list[str]:
-    return [f"{r.kernel}/{r.precision}/{r.size}/ranks:{r.ranks_per_gpu}/mode:{r.mode_label}"
-            + (f"/params:{r.params}" if getattr(r, "params", "") else "")
-            for r in df.itertuples(index=False)]
-
-
-def context_head(c: Comparison) -> str:
-    """The first line of the context part of the report: the device and how many differences."""
-    mismatches = sum(d.mismatch for d in c.context)
-    notes = len(c.context) - mismatches
-    counts = ([f"{mismatches} mismatch{'es' if mismatches != 1 else ''} (compared anyway: "
-               f"--allow-context-mismatch)"] if mismatches else [])
-    counts += [f"{notes} note{'s' if notes != 1 else ''}"] if notes else []
-    return (f"context: {'BASE ' if mismatches else ''}{c.device}; "
-            + (", ".join(counts) if counts else "no difference in the compared fields"))
-
-
-def _kind(d: ContextDifference) -> str:
-    return "mismatch" if d.mismatch else "note"
-
-
-def gate_line(failures: list[str]) -> str:
-    """'gate: FAIL (exit 1): why; why' or 'gate: pass (exit 0)'."""
-    return f"gate: FAIL (exit 1): {'; '.join(failures)}" if failures else "gate: pass (exit 0)"
-
-
-def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str,
-                      failures: list[str] | None = None) -> str:
-    """Terminal text (fmt 'table') or a Markdown page for a CI job ('markdown').
-
-    ``failures``: the gate's reasons (:meth:`Comparison.gate_failures`),
-    by default those of the default gate.
-    """
-    if failures is None:
-        failures = c.gate_failures()
-    rule = c.rule
-    md = fmt == "markdown"
-    out = []
-    if md:
-        out.append(f"## mpsbench compare\n\nBASE `{base_name}` vs NEW `{new_name}`\n\n**{headline(c)}**\n\n"
-                   f"**{gate_line(failures)}**\n")
-        out.append(f"Rule: change beyond ±{rule.threshold:.0%} of the median, and non-overlapping ranges "
-                   f"or Mann-Whitney p < {rule.alpha:g} with cv <= {rule.max_cv:.0%}.\n")
-        out.append("C" + context_head(c)[1:] + "\n\n" + "".join(f"- {_kind(d)}: `{d.describe()}`\n" for d in c.context))
-    else:
-        out.append(f"BASE {base_name}\nNEW  {new_name}\n{headline(c)}\n{context_head(c)}\n"
-                   + "".join(f"  {_kind(d):<8}  {d.describe()}\n" for d in c.context))
-    out.append(("### Throughput\n\n" if md else "throughput:\n") + render(c.results, _result_columns(c.results), fmt))
-    if not c.gains.empty:
-        gains = sort_rows(c.gains, GROUP)
-        out.append(("### MPS gain over timeslice\n\n" if md else "MPS gain over timeslice:\n")
-                   + render(gains, _gain_columns(gains), fmt))
-    if not c.latency.empty:
-        title = "request latency p99 (higher is worse: SLOWER = a higher p99; evidence from the ranks' p99s)"
-        out.append((f"### {title[0].upper()}{title[1:]}\n\n" if md else f"{title}:\n")
-                   + render(c.latency, _latency_columns(c.latency), fmt))
-    out.append(LEGEND + "\n")
-    for title, df in (("added (only in NEW)", c.added), ("removed (only in BASE)", c.removed)):
-        if not df.empty:
-            items = _keys(df)
-            out.append((f"### {title.capitalize()}\n\n" + "".join(f"- `{k}`\n" for k in items)) if md
-                       else f"{title}:\n" + "".join(f"  {k}\n" for k in items))
-    if not md:
-        out.append(gate_line(failures) + "\n")
-    return "\n".join(out)

@@ -15,18 +15,27 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .loader import ResultSet, mode_sort_key
+from mpsbench_core.modes import sort_key as mode_sort_key
+
+from .loader import ResultSet
 from mpsbench_core.stats import mean, median, stdev
 
 #: Counters per repetition: gbench counter name -> aggregate key in the results.
 _COUNTERS = {"flop_per_second": "flop_per_s", "bytes_per_second": "byte_per_s", "items_per_second": "item_per_s"}
 
 
+#: Counters of an application (kind app), which counts runs and nothing else.
+_APP_COUNTERS = {"items_per_second": "run_per_s"}
+
+
 def benchmark_name(row: Any) -> str:
-    size = "" if _missing(row["size"]) else f"{row['size']}/"  # kernel app has none
+    """``matmul/fp32/1024/ranks:4/mode:mps``; a kernel's parameters after the size
+    (``hidden=2048,layers=4/``); an application: ``app/NAME/copies:4/mode:mps`` (no precision or size)."""
+    if row["kind"] == "app":
+        return f"app/{row['kernel']}/copies:{row['ranks_per_gpu']}/mode:{row['mode_label']}"
     params = row["params"] if "params" in row and isinstance(row["params"], str) and row["params"] else ""
-    params = f"{params}/" if params else ""  # a kernel's parameters, e.g. hidden=2048,layers=4/
-    return (f"{row['kernel']}/{row['precision']}/{size}{params}ranks:{row['ranks_per_gpu']}"
+    params = f"{params}/" if params else ""
+    return (f"{row['kernel']}/{row['precision']}/{row['size']}/{params}ranks:{row['ranks_per_gpu']}"
             f"/mode:{row['mode_label']}")
 
 
@@ -62,11 +71,12 @@ def _entries(row: Any, family: int) -> list[dict[str, Any]]:
                  "run_type": "iteration", "repetition_index": 0, "iterations": 0, "real_time": 0.0,
                  "cpu_time": 0.0, "error_occurred": True, "error_message": str(row["error"] or "failed")}]
     n = len(row["window_s"])
-    # kernel app has no iterations (its copies complete different numbers of runs): a
+    # an application has no iterations (its copies complete different numbers of runs): a
     # repetition's entry is then its whole window, and items_per_second its runs/s
     iterations = 1 if _missing(row["iterations_per_repetition"]) else int(row["iterations_per_repetition"])
     times = [w / iterations * 1e9 for w in row["window_s"]]
-    counters = {c: [float(v) for v in row["aggregate"][key]["samples"]] for c, key in _COUNTERS.items()}
+    names = _APP_COUNTERS if row["kind"] == "app" else _COUNTERS
+    counters = {c: [float(v) for v in row["aggregate"][key]["samples"]] for c, key in names.items()}
     common = {"family_index": family, "per_family_instance_index": 0, "run_name": name, "repetitions": n,
               "threads": int(row["active_ranks"]), "time_unit": "ns"}
     out = []

@@ -1,4 +1,8 @@
-"""One self-contained HTML page per run: context, crossover verdicts, plots, summary.
+"""One self-contained HTML page per run: the verdict, context, the gains behind the verdict, plots, summary.
+
+The verdict comes first: the same sentences ``mpsbench-analyze verdict`` and mpsbench-sweep print, made
+from the same verdict objects (verdicts.py, core's one definition), then the tables of gains behind each
+(crossover.py).
 
 Figures are embedded as base64 PNG so the page can be attached to a CI job
 or mailed without its directory; nothing is fetched when it is opened, and
@@ -6,7 +10,8 @@ the page has no script.  It is read on screens of any width (wide tables
 scroll inside their box, long command lines wrap) and printed (print CSS:
 A4, no figure or table row split across pages, no figure taller than a
 page, headings kept with what follows them).  The modes' key uses the
-colours, markers and line styles of the figures (styles.py).
+colours, markers and line styles of the figures (core modes.style).  Figures
+are made, embedded and closed one at a time.
 tests/test_report_browser.py opens the page in headless Chromium and checks
 all of this as a reader's browser does.
 """
@@ -21,15 +26,19 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from . import crossover as _crossover
-from .crossover import table_columns as crossover_columns
+from mpsbench_core.modes import sort_key as mode_sort_key, style as mode_style
+from mpsbench_core.verdict import verdict_lines
+
+from .crossover import all_crossovers
+from .crossover_text import table_columns as crossover_columns
 from .errors import AnalysisError
-from .loader import ResultSet, mode_sort_key
-from .plots import all_figures, figure_title
+from .figure_layout import figure_title
+from .loader import ResultSet
+from .plots import figure_makers
 from .slowdown import LEGEND as SLOWDOWN_LEGEND, slowdown_table, table_columns as slowdown_columns
-from .styles import mode_style
 from .summary import columns as summary_columns, summarize
 from .tables import render_html
+from .verdicts import file_verdicts, threshold_for
 
 #: Resolution of the embedded figures (their pixels are shown 1:1 on a 96 dpi screen, scaled down when narrower).
 FIGURE_DPI = 100
@@ -53,6 +62,7 @@ figcaption { color: #555; font-size: .85em; margin-top: .3em; }
 ul.modes { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .3em 1.5em; }
 ul.modes li { display: flex; align-items: center; gap: .4em; } ul.modes svg { flex: none; }
 .verdict { font-weight: 600; } .note { color: #666; }
+ul.verdicts { padding-left: 1.2em; } ul.verdicts li { margin: .3em 0; font-weight: normal; }
 @page { size: A4; margin: 12mm; }
 @media print {
   body { max-width: none; margin: 0; padding: 0; font-size: 10pt; }
@@ -152,23 +162,28 @@ def _mode_key(labels: list[str]) -> str:
     return '<ul class="modes" aria-label="modes">' + "".join(items) + "</ul>"
 
 
+def _verdict_html(rs: ResultSet, threshold: float) -> str:
+    """The verdict lines of the run, each as the console says it, the subject in bold."""
+    items = []
+    for line in verdict_lines(file_verdicts(rs, threshold)):
+        subject, _, sentence = line.removeprefix("verdict: ").partition(": ")
+        items.append(f'<li class="verdict"><strong>{_esc(subject)}</strong>: {_esc(sentence)}</li>')
+    if not items:
+        return '<p class="note">No verdict: the files hold no kernel or application result.</p>'
+    return (f'<p class="note">MPS pays off where its gain over timeslice is at least {threshold:g}x; at each size the '
+            "ranks per GPU where mps is fastest (mpsbench-analyze verdict prints these lines).</p>"
+            f'<ul class="verdicts">{"".join(items)}</ul>')
+
+
 def _crossover_html(rs: ResultSet, threshold: float) -> str:
-    find = getattr(_crossover, "all_crossovers", _crossover.crossovers)
     try:
-        found = find(rs, threshold)
+        found = all_crossovers(rs, threshold)
     except AnalysisError as exc:
-        return f'<p class="note">No crossover: {_esc(exc.detail)}.</p>'
+        return f'<p class="note">No gains to show: {_esc(exc.detail)}.</p>'
     parts = []
-    if any(getattr(c, "axis", "size") == "size" for c in found):
-        parts.append(f'<p class="note">Crossover = smallest measured size S with gain &lt; {threshold:g} at every '
-                     f'measured size &ge; S (gain = mps / timeslice throughput).</p>')
-    if any(getattr(c, "axis", "size") != "size" for c in found):
-        parts.append(f'<p class="note">Applications (no size): the smallest measured count of copies per GPU '
-                     f'from which the gain stays &ge; {threshold:g}.</p>')
     for c in found:
-        title = getattr(c, "title", None) or f"{c.kernel} {c.precision}, {c.ranks_per_gpu} ranks per GPU"
-        parts.append(f"<h3>{_esc(title)}</h3>"
-                     f'<p class="verdict">{_esc(c.message)}</p>{_table(c.table, crossover_columns(c))}')
+        table = _table(c.table, crossover_columns(c)) if len(c.table) else ""
+        parts.append(f"<h3>{_esc(c.title)}</h3><p>{_esc(c.message)}</p>{table}")
     return "".join(parts)
 
 
@@ -181,21 +196,26 @@ def _lead(rs: ResultSet) -> str:
     return f'<p class="lead">{_esc("; ".join(gpus))} · modes {_esc(", ".join(modes))} · {counts}</p>'
 
 
-def build_report(rs: ResultSet, threshold: float = 1.1) -> str:
-    """The HTML text of the report for everything in ``rs``."""
+def build_report(rs: ResultSet, threshold: float | None = None) -> str:
+    """The HTML text of the report for everything in ``rs``; ``threshold``: the gain that pays off (default:
+    the one the run recorded, verdicts.py)."""
+    threshold = threshold_for(rs, threshold)
     summary = summarize(rs)
     modes = sorted(set(rs.results["mode_label"]), key=mode_sort_key)
-    sections = ['<nav><a href="#context">Context</a><a href="#crossover">When does MPS pay off?</a>'
-                '<a href="#plots">Plots</a><a href="#summary">Summary</a></nav>']
+    sections = ['<nav><a href="#verdict">Verdict</a><a href="#context">Context</a>'
+                '<a href="#crossover">Gains behind the verdict</a><a href="#plots">Plots</a>'
+                '<a href="#summary">Summary</a></nav>']
+    sections.append('<section id="verdict"><h2>Does MPS pay off?</h2>' + _verdict_html(rs, threshold) + "</section>")
     sections.append('<section id="context"><h2>Context</h2>'
                     + "".join(_context_html(n, c) for n, c in rs.contexts.items()) + "</section>")
-    sections.append('<section id="crossover"><h2>When does MPS pay off?</h2>' + _crossover_html(rs, threshold)
+    sections.append('<section id="crossover"><h2>The gains behind the verdict</h2>' + _crossover_html(rs, threshold)
                     + "</section>")
     plots = ['<section id="plots"><h2>Plots</h2><p class="note">Throughput is the aggregate over all GPUs of a '
              "run (the count is in each title); each mode has one colour, line style and marker:</p>",
              _mode_key(modes)]
     current = None
-    for stem, fig in all_figures(rs):
+    for stem, make in figure_makers(rs):
+        fig = make()
         try:
             group = "_".join(stem.split("_")[1:3])  # kernel and precision; "mix" for the slowdown figure
             if group != current:

@@ -2,7 +2,7 @@
 
 A run with ``mpsbench --mix A:a,B:b`` holds, per mode, the records of A
 alone at a ranks per GPU, B alone at b, A at a+b, B at a+b (each tenant
-sharing with itself) and the mix record (kernel ``mix``) with one entry per
+sharing with itself) and the mix record (kind ``mix``) with one entry per
 tenant in ``tenants``.  From those, per file and mode, with ``thr`` the
 median over the repetitions of the aggregate primary throughput:
 
@@ -33,7 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .loader import MIX_KERNEL, ResultSet, mode_sort_key, params_text
+from mpsbench_core.modes import sort_key as mode_sort_key
+from mpsbench_core.records import params_text
+
+from .loader import ResultSet
 from .tables import Column
 from mpsbench_core.units import format_number, format_si
 
@@ -84,7 +87,8 @@ TABLE_COLUMNS = ["file", "mode", "victim", "co_runner", "kind", "slowdown", "alo
 def _homogeneous(results: pd.DataFrame, file: str, mode: str, t: Tenant, ranks: int,
                  metric: str) -> pd.Series | None:
     """The ok record of ``t``'s configuration at ``ranks`` ranks per GPU in that file and mode, or None."""
-    sel = results[(results["file"] == file) & (results["mode_label"] == mode) & (results["kernel"] == t.kernel)
+    sel = results[(results["file"] == file) & (results["mode_label"] == mode) & (results["kind"] == "kernel")
+                  & (results["kernel"] == t.kernel)
                   & (results["precision"] == t.precision) & (results["params"] == t.params)
                   & (results["ranks_per_gpu"] == ranks) & (results["status"] == "ok")
                   & (results["primary_metric"] == metric)]
@@ -100,7 +104,7 @@ def slowdown_table(rs: ResultSet) -> pd.DataFrame:
     """One row per tenant of every successful mix record (kind ``mix``) and one per tenant sharing with
     itself (kind ``self``, the diagonal), with the throughputs behind each slowdown (module doc)."""
     r = rs.results
-    mixes = r[(r["kernel"] == MIX_KERNEL) & (r["status"] == "ok")]
+    mixes = r[(r["kind"] == "mix") & (r["status"] == "ok")]
     rows: list[dict[str, Any]] = []
     seen_self: set[tuple] = set()
     for _, m in mixes.iterrows():

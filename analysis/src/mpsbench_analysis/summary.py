@@ -14,13 +14,17 @@ Definitions (all on the median of the primary aggregate throughput):
       result whose noise is above its target (2 % without one) and one with
       clock-throttled repetitions (quality.py), explained by a legend line.
 
+Applications (kind ``app``) are rows like kernels': their name in the kernel column (headed
+"kernel/app", or "app" when there is nothing else), no precision or size, copies per GPU as the ranks
+per GPU, runs per second as the throughput and the speedup over one copy per GPU.
+
 Schema version 2 adds columns that appear in the table only when some row
 has them (CSV and JSON always have them): ``params`` (the kernel's
 parameters, ``hidden=2048,layers=4``), the request latency of latency
 kernels (``latency.overall`` p50, p95 and p99: per mode and ranks per GPU,
 as every row), and with ``--allreduce`` the time per iteration of the kernel
 itself next to the collective's and its share of the iteration.  A mix
-(kernel ``mix``) is one row with the aggregate of all its tenants; how much
+(kind ``mix``) is one row with the aggregate of all its tenants; how much
 each tenant slowed down is a table of its own under the summary
 (slowdown.py).
 """
@@ -32,14 +36,16 @@ import math
 
 import pandas as pd
 
-from .loader import MIX_KERNEL, ResultSet, mode_sort_key
+from mpsbench_core.modes import sort_key as mode_sort_key
+
+from .loader import ResultSet
 from .quality import LEGEND, mark_tokens, marks_text
 from .slowdown import LEGEND as SLOWDOWN_LEGEND, slowdown_table, table_columns as slowdown_columns
 from .tables import Column, json_records, render
 from mpsbench_core.units import format_number, format_percent, format_seconds, format_si
 
 #: A configuration apart from its mode (params last: "" for kernels without and in version-1 files).
-GROUP = ["kernel", "precision", "size", "ranks_per_gpu", "params"]
+GROUP = ["kind", "kernel", "precision", "size", "ranks_per_gpu", "params"]
 
 
 def sort_rows(df: pd.DataFrame, by: list[str], mode_column: str = "mode") -> pd.DataFrame:
@@ -53,7 +59,7 @@ def sort_rows(df: pd.DataFrame, by: list[str], mode_column: str = "mode") -> pd.
         if column == mode_column:
             out["_key_mode"] = out[column].map(mode_sort_key)
             order.append("_key_mode")
-        elif column in ("kernel", "precision", "params"):
+        elif column in ("kind", "kernel", "precision", "params"):
             # first appearance: the order the suite ran them in (fp32, tf32, bf16)
             first = {v: i for i, v in reversed(list(enumerate(out[column])))}
             out[f"_key_{column}"] = out[column].map(first)
@@ -68,7 +74,7 @@ def summarize(rs: ResultSet) -> pd.DataFrame:
     """One row per result with throughput, gain, speedup, fairness and efficiency."""
     r = rs.results
     df = pd.DataFrame({
-        "kernel": r["kernel"], "precision": r["precision"], "size": r["size"],
+        "kind": r["kind"], "kernel": r["kernel"], "precision": r["precision"], "size": r["size"],
         "ranks_per_gpu": r["ranks_per_gpu"], "mode": r["mode_label"],
         "throughput": r["throughput"], "throughput_min": r["throughput_min"],
         "throughput_max": r["throughput_max"], "unit": r["primary_unit"], "cv": r["throughput_cv"],
@@ -85,19 +91,19 @@ def summarize(rs: ResultSet) -> pd.DataFrame:
         "collective_fraction": r["collective_fraction"], "collective_bytes": r["collective_bytes"],
     })
     # ranks of different tenants do different work: a mix's Jain index (written as 1) says nothing
-    df.loc[df["kernel"] == MIX_KERNEL, "jain_fairness"] = math.nan
+    df.loc[df["kind"] == "mix", "jain_fairness"] = math.nan
     df["mark_list"] = [mark_tokens(*v) for v in zip(df["noisy"], df["noise_limit"], df["throttled_repetitions"],
                                                    df["repetitions"])]
     df["marks"] = df["mark_list"].map(marks_text)
     timeslice = df[df["mode"] == "timeslice"].set_index(GROUP)["throughput"]
     ts = [timeslice.get(tuple(k), math.nan) for k in df[GROUP].itertuples(index=False)]
     df["gain_vs_timeslice"] = df["throughput"] / pd.Series(ts, index=df.index, dtype=float)
-    single = df[df["ranks_per_gpu"] == 1].groupby(["kernel", "precision", "params", "mode"])["throughput"].max()
-    best = [single.get((k, p, q, m), math.nan)
-            for k, p, q, m in zip(df["kernel"], df["precision"], df["params"], df["mode"])]
+    single = df[df["ranks_per_gpu"] == 1].groupby(["kind", "kernel", "precision", "params", "mode"])["throughput"].max()
+    best = [single.get((c, k, p, q, m), math.nan)
+            for c, k, p, q, m in zip(df["kind"], df["kernel"], df["precision"], df["params"], df["mode"])]
     df["best_single_rank"] = pd.Series(best, index=df.index, dtype=float)
     df["efficiency"] = df["throughput"] / df["best_single_rank"]
-    return sort_rows(df, ["kernel", "precision", "params", "size", "ranks_per_gpu", "mode"])
+    return sort_rows(df, ["kind", "kernel", "precision", "params", "size", "ranks_per_gpu", "mode"])
 
 
 def gain_table(rs: ResultSet, mode: str = "mps") -> pd.DataFrame:
@@ -143,6 +149,18 @@ def _has(df: pd.DataFrame | None, column: str) -> bool:
     return any((v != "") if isinstance(v, str) else pd.notna(v) for v in df[column])
 
 
+def _only_apps(df: pd.DataFrame | None) -> bool:
+    return df is not None and "kind" in df and len(df) > 0 and bool((df["kind"] == "app").all())
+
+
+def subject_header(df: pd.DataFrame | None) -> str:
+    """What the first column names: kernels, applications (their ranks per GPU are copies), or both."""
+    kinds = set(df["kind"]) if df is not None and "kind" in df else set()
+    if kinds == {"app"}:
+        return "app"
+    return "kernel/app" if "app" in kinds else "kernel"
+
+
 def columns(df: pd.DataFrame | None = None) -> list[Column]:
     """How the summary is shown (CSV gets the raw keys and values).
 
@@ -160,11 +178,11 @@ def columns(df: pd.DataFrame | None = None) -> list[Column]:
                    Column("collective_fraction", "allreduce share", lambda v, r: format_percent(v))]
                   if _has(df, "collective_time_per_iteration_s") else [])
     return [
-        Column("kernel", "kernel", left=True),
-        Column("precision", "precision", left=True),
+        Column("kernel", subject_header(df), left=True),
+        Column("precision", "precision", lambda v, r: v or "-", left=True),
         *params,
         Column("size", "size"),
-        Column("ranks_per_gpu", "ranks/gpu"),
+        Column("ranks_per_gpu", "copies/gpu" if _only_apps(df) else "ranks/gpu"),
         Column("mode", "mode", left=True),
         Column("throughput", "throughput", _si),
         *latency,
@@ -182,7 +200,7 @@ def columns(df: pd.DataFrame | None = None) -> list[Column]:
 
 def csv_columns() -> list[Column]:
     """Raw columns for CSV, unit included so numbers are self-describing."""
-    keys = ["kernel", "precision", "size", "ranks_per_gpu", "mode", "throughput", "throughput_min",
+    keys = ["kind", "kernel", "precision", "size", "ranks_per_gpu", "mode", "throughput", "throughput_min",
             "throughput_max", "unit", "cv", "speedup", "gain_vs_timeslice", "jain_fairness",
             "best_single_rank", "efficiency", "verified", "status", "repetitions", "noise", "noise_target",
             "noise_limit", "noisy", "noise_source", "clock_source", "throttled_repetitions",
@@ -217,7 +235,7 @@ def render_summary(df: pd.DataFrame, fmt: str, slowdown: pd.DataFrame | None = N
             from .slowdown import TABLE_COLUMNS
             out.update(slowdown_legend=SLOWDOWN_LEGEND, slowdown=json_records(slowdown, TABLE_COLUMNS))
         return json.dumps(out, indent=1) + "\n"
-    text = render(df, columns(df), fmt, group_by=["kernel", "precision", "params", "size"]) + "\n" + LEGEND + "\n"
+    text = render(df, columns(df), fmt, group_by=["kind", "kernel", "precision", "params", "size"]) + "\n" + LEGEND + "\n"
     if extra:
         title = "Slowdown of mixed tenants"
         head = f"\n### {title}\n\n" if fmt == "markdown" else f"\n{title.lower()}:\n"

@@ -2,12 +2,34 @@
 
 The identity fields (schema, schema_version) are checked before the JSON
 Schema so that a file of another format or version gets that message rather
-than a list of missing fields (versions 1 and 2 are read: version 2 only
-added fields, see SUPPORTED_VERSIONS); schema violations are reported as the single
+than a list of missing fields.  Schema violations are reported as the single
 best-matching error, named by its field path (``results[3].ranks[0].x``).
 Values are checked as well as shapes: no non-finite number or absurd nesting
-anywhere (json_values.py), integers written as integers, and the counts and
-summaries of each result in agreement (consistency.py).
+anywhere (json_values.py), integers written as integers, and every derived
+field of each record in agreement with what it derives from (consistency.py).
+
+Versions 1, 2 and 3 are read (SUPPORTED_VERSIONS), each validated against the
+schema it was written for:
+
+* version 3 (what the writers write now): the repository's schema/ file,
+  which the package carries as ``schema/mpsbench-results.schema.json``;
+* version 2: the schema as it was at its last version-2 commit, carried
+  frozen as ``schema/mpsbench-results-v2.schema.json``.  Version 3 changed
+  the shape of records (every record has a ``kind``; an application is an
+  ``app_result`` with ``copies``), so a version-2 file cannot be checked
+  against the version-3 schema with requirements relaxed: its application
+  records are kernel ``app`` records with the application's name in
+  ``precision``, which version 3 refuses.  That legacy shape is accepted in
+  files of versions 1 and 2 only;
+* version 1: the version-2 schema without the requirements version 2 added
+  (:data:`ADDED_IN_2`: params, latency, collective, tenants) and with
+  ``schema_version`` 1, as a version-1 file is a version-2 file without
+  those fields.
+
+After validation, legacy.py gives the records of versions 1 and 2 the
+version-3 shape (a kind on every record, applications as ``app_result``), so
+nothing after the loader reads a version number or a kernel name to know
+what a record is.
 """
 
 from __future__ import annotations
@@ -29,29 +51,28 @@ from .errors import AnalysisError
 from .json_values import check_values, path_text
 
 SCHEMA_NAME = "mpsbench-results"
-#: The version the shipped schema describes (what mpsbench writes now).
-SCHEMA_VERSION = 2
-#: Every version this package reads.  Version 2 added fields and nothing
-#: else: a version-1 file is validated against the same schema with the
-#: fields of version 2 (:data:`ADDED_IN_2`) not required, and reads as a
-#: version-2 file whose new fields are null (no params, latency, collective
-#: or tenants).
-SUPPORTED_VERSIONS = (1, 2)
+#: The version the shipped schema describes (what the writers write now).
+SCHEMA_VERSION = 3
+#: Every version this package reads (see the module doc for how each is validated).
+SUPPORTED_VERSIONS = (1, 2, 3)
+#: The schema file (a package resource) each version is validated against.
+SCHEMA_FILES = {3: "schema/mpsbench-results.schema.json", 2: "schema/mpsbench-results-v2.schema.json",
+                1: "schema/mpsbench-results-v2.schema.json"}
 #: The required fields version 2 added (results[], results[].ranks[] and context.plan[]).
 ADDED_IN_2 = frozenset({"params", "latency", "collective", "tenants", "latency_s", "collective_time_s", "tenant"})
 
 
-@lru_cache(maxsize=1)
-def schema() -> dict[str, Any]:
-    """The results JSON Schema shipped with this package."""
-    text = resources.files(__package__).joinpath("schema/mpsbench-results.schema.json").read_text("utf-8")
+@lru_cache(maxsize=len(SUPPORTED_VERSIONS))
+def schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
+    """The results JSON Schema of ``version`` shipped with this package (by default the current one)."""
+    text = resources.files(__package__).joinpath(SCHEMA_FILES[version]).read_text("utf-8")
     return json.loads(text)
 
 
 def _for_version(node: Any, version: int) -> Any:
-    """The schema as it applies to a file of ``version``: for version 1, without the
-    requirements version 2 added and with ``schema_version`` 1."""
-    if version == SCHEMA_VERSION:
+    """The schema file's content as it applies to a file of ``version``: for version 1 (which shares
+    version 2's file), without the requirements version 2 added and with ``schema_version`` 1."""
+    if version != 1:
         return node
     if isinstance(node, dict):
         out = {}
@@ -83,6 +104,29 @@ def _open_world(node: Any) -> Any:
     return node
 
 
+_LOCAL_REF = "#/definitions/"
+
+
+def _inlined(node: Any, definitions: dict[str, Any], depth: int = 0) -> Any:
+    """The schema with every ``$ref`` to its own definitions replaced by the definition itself.
+
+    The same schema for a validator (draft 7 ignores the siblings of ``$ref``, and so does this), but
+    checked about twice as fast: resolving a reference is a large part of jsonschema's time, and every
+    rank of every record refers to several definitions.  The format's definitions do not refer to
+    themselves; ``depth`` guards against a schema that would.
+    """
+    if depth > 32:
+        raise ValueError("schema definitions nest too deeply (a reference cycle?)")
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_LOCAL_REF):
+            return _inlined(definitions[ref[len(_LOCAL_REF):]], definitions, depth + 1)
+        return {k: _inlined(v, definitions, depth) for k, v in node.items() if k != "definitions"}
+    if isinstance(node, list):
+        return [_inlined(v, definitions, depth) for v in node]
+    return node
+
+
 def _is_integer(_checker: Any, instance: Any) -> bool:
     # jsonschema counts 32.0 as an integer; the writers never write an integer
     # field as a float, and json.loads keeps the two apart, so a float there
@@ -94,11 +138,12 @@ def _is_integer(_checker: Any, instance: Any) -> bool:
 def _validator(version: int = SCHEMA_VERSION) -> Any:
     strict_integers = jsonschema.Draft7Validator.TYPE_CHECKER.redefine("integer", _is_integer)
     cls = jsonschema.validators.extend(jsonschema.Draft7Validator, type_checker=strict_integers)
-    return cls(_open_world(_for_version(schema(), version)))
+    applied = _open_world(_for_version(schema(version), version))
+    return cls(_inlined(applied, applied.get("definitions", {})))
 
 
 def _versions_text() -> str:
-    return " and ".join(str(v) for v in SUPPORTED_VERSIONS)
+    return ", ".join(str(v) for v in SUPPORTED_VERSIONS[:-1]) + f" and {SUPPORTED_VERSIONS[-1]}"
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -130,12 +175,13 @@ def _describe(error: ValidationError) -> tuple[str, str]:
 _relevance = by_relevance()
 
 
-def _preferred(error: ValidationError) -> tuple[bool, Any]:
-    """best_match's order, except that a requirement of an if/then/else comes last: it follows
-    from another field's value (kernel "app" requires "app"), and when that field is missing or
-    wrong itself, its own error is the one to fix."""
-    conditional = any(part in ("then", "else") for part in error.absolute_schema_path)
-    return not conditional, _relevance(error)
+def _preferred(error: ValidationError) -> tuple[int, Any]:
+    """best_match's order, except that requirements inside more if/then/else branches come later: such
+    a requirement follows from another field's value (status "ok" requires a null error), and when
+    that field is missing or wrong itself, its own error is the one to fix.  (Every record is inside
+    one branch: its kind picks the app or the kernel/mix definition.)"""
+    conditions = sum(part in ("then", "else") for part in error.absolute_schema_path)
+    return -conditions, _relevance(error)
 
 
 def _parse(text: str, name: str) -> Any:
@@ -204,7 +250,7 @@ def load_document(path: str | Path) -> dict[str, Any]:
         raise AnalysisError(
             f"version {_short(version)} is not supported (this tool reads versions {_versions_text()})",
             name, "schema_version")
-    validator = _validator() if version == SCHEMA_VERSION else _validator(version)
+    validator = _validator(version)
     error = best_match(validator.iter_errors(doc), key=_preferred)
     if error is not None:
         where, message = _describe(error)
