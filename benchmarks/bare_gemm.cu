@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "check.hpp"
+#include "cuda_check.hpp"
 #include "cli_values.hpp"
 #include "device_buffer.hpp"
 #include "random_inputs.hpp"
