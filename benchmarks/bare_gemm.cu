@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "cuda_check.hpp"
-#include "cli_values.hpp"
 #include "device_buffer.hpp"
 #include "random_inputs.hpp"
+#include "runtime/values.hpp"
 
 namespace {
 

@@ -13,12 +13,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "atomic_file.hpp"
 #include "cuda_check.hpp"
 #include "kernel_benchmark.hpp"
 #include "micro_device.hpp"
 #include "micro_options.hpp"
 #include "registry.hpp"
+#include "runtime/atomic_file.hpp"
 
 namespace mpsb::micro {
 namespace {

@@ -1,4 +1,4 @@
-// --mode green (harness/green_context.hpp): the partition sizes, the mode's
+// --mode green (harness/sharing/green_context.hpp): the partition sizes, the mode's
 // parsing, plan limits and refusals without a GPU; on a GPU (skipped where
 // none is usable) k = 1, 2 and 4 green contexts, each holding the SMs it was
 // meant to, its stream inside it, its kernels on its own SMs only, and every
@@ -13,13 +13,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.hpp"
-#include "green_context.hpp"
+#include "cli/options.hpp"
 #include "green_sm_ids.hpp"
-#include "options.hpp"
-#include "plan.hpp"
+#include "measure/plan.hpp"
 #include "registry.hpp"
-#include "sharing.hpp"
+#include "runtime/check.hpp"
+#include "sharing/green_context.hpp"
+#include "sharing/sharing_state.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {

@@ -2,7 +2,7 @@
 // throttle handling; their defaults and their one-line refusals.
 #include <gtest/gtest.h>
 
-#include "options.hpp"
+#include "cli/options.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {

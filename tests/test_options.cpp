@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "options.hpp"
+#include "cli/options.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {

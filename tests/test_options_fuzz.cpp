@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic_file.hpp"
-#include "options.hpp"
+#include "cli/options.hpp"
 #include "registry.hpp"
-#include "result_files.hpp"
+#include "results/result_files.hpp"
+#include "runtime/atomic_file.hpp"
 #include "scratch_dir.hpp"
 
 namespace mpsb {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "placement.hpp"
-#include "plan.hpp"
+#include "measure/placement.hpp"
+#include "measure/plan.hpp"
 #include "registry.hpp"
 
 namespace mpsb {

@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "options.hpp"
-#include "presets.hpp"
+#include "cli/options.hpp"
+#include "cli/presets.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {

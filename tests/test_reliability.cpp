@@ -1,10 +1,10 @@
 // MPSBENCH_FAULT parsing and the --resume compatibility checks.
 #include <gtest/gtest.h>
 
-#include "cli_values.hpp"
-#include "fault_injection.hpp"
-#include "result_json.hpp"
-#include "resume.hpp"
+#include "results/result_json.hpp"
+#include "results/resume.hpp"
+#include "runtime/fault_injection.hpp"
+#include "runtime/values.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {

@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "options.hpp"
-#include "sharing.hpp"
+#include "cli/options.hpp"
+#include "sharing/sharing_state.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {

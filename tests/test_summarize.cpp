@@ -1,17 +1,17 @@
-// summarize() (harness/result.cpp) on synthetic ConfigSamples: latency
+// summarize() (harness/results/result.cpp) on synthetic ConfigSamples: latency
 // percentiles per rank and overall, the --allreduce collective record (and a
 // wrong reduction failing verification), and the tenants of a mix with their
 // throughput and slowdown against hand-computed values; their JSON
-// (harness/result_json.cpp); HostAllreduce's expected sums.
+// (harness/results/result_json.cpp); HostAllreduce's expected sums.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
 
-#include "host_allreduce.hpp"
+#include "measure/host_allreduce.hpp"
 #include "registry.hpp"
-#include "result.hpp"
-#include "result_json.hpp"
+#include "results/result.hpp"
+#include "results/result_json.hpp"
 
 namespace mpsb {
 namespace {

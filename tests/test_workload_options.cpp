@@ -1,13 +1,13 @@
 // --param KERNEL.NAME=VALUE, --allreduce BYTES and --mix TENANT:RANKS,...:
 // their parsing, their one-line rejections, and the plan a mix makes
-// (harness/options.cpp, harness/plan.cpp).
+// (harness/cli/options.cpp, harness/measure/plan.cpp).
 #include <gtest/gtest.h>
 
 #include <memory>
 
-#include "options.hpp"
-#include "placement.hpp"
-#include "plan.hpp"
+#include "cli/options.hpp"
+#include "measure/placement.hpp"
+#include "measure/plan.hpp"
 #include "registry.hpp"
 #include "usage_error_text.hpp"
 

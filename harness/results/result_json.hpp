@@ -1,0 +1,23 @@
+// The JSON form of the records (schema/mpsbench-results.schema.json). Units
+// are part of every field name (_s, _bytes, _per_s) or stated beside it.
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "results/result.hpp"
+
+namespace mpsb {
+
+inline constexpr int kResultsSchemaVersion = 2;
+
+nlohmann::ordered_json to_json(const Context& context);
+// The plan as the context records it: [{kernel, precision, size, ranks_per_gpu}].
+nlohmann::ordered_json plan_json(const std::vector<Config>& plan);
+nlohmann::ordered_json to_json(const Result& result);
+// The whole file: {"schema", "schema_version", "complete", "context", "results"}.
+nlohmann::ordered_json results_document(const nlohmann::ordered_json& context,
+                                        const std::vector<nlohmann::ordered_json>& results, bool complete);
+
+}  // namespace mpsb
