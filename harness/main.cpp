@@ -19,6 +19,7 @@
 #include "measure/measure.hpp"
 #include "measure/placement.hpp"
 #include "measure/plan.hpp"
+#include "measure/preflight.hpp"
 #include "measure/watchdog.hpp"
 #include "registry.hpp"
 #include "results/console_reporter.hpp"
@@ -180,7 +181,7 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  rank0_check(ctx, [&] { check_result_files(opt); });
+  rank0_check(ctx, [&] { check_result_files(opt.output, opt.resume); });
   // Another user's MPS server would serialise this job behind theirs: looked for before any GPU work.
   std::optional<std::vector<MpsProcess>> other_mps;
   if (opt.device != DeviceChoice::cpu) other_mps = check_other_mps_users_everywhere(ctx, opt.other_mps_users);
@@ -200,14 +201,9 @@ int run(int argc, char** argv) {
   }
   const Placement placement = build_placement(device.kind, std::move(ranks));
   if (device.kind == DeviceKind::gpu) {
-    std::vector<RankSharing> sharing;
-    for (const auto& r : placement.ranks) {
-      sharing.push_back(RankSharing{
-          r.rank, r.host, SharingState{r.gpu.mps_enabled, r.gpu.sm_count, r.gpu.mps_active_thread_percentage}});
-    }
-    verify_sharing_state(opt.mode, sharing);
+    verify_placement_sharing(opt.mode, placement);
+    verify_pinned_mem_limits(pinned_mem_limits(placement));
   }
-  if (device.kind == DeviceKind::gpu) verify_pinned_mem_limits(pinned_mem_limits(placement));
   const auto plan = build_plan(opt, device.kind, placement.max_ranks_per_device, placement.device_count);
   if (opt.mode == SharingMode::green) check_green_partitions(ctx, placement, plan);
   const std::vector<std::string> memory_warnings = preflight_memory(plan, placement);

@@ -170,7 +170,7 @@ TEST(OptionsFuzz, HostileFileTargetsAreRefusedInOneLineOrWrittenAsRegularFiles) 
     std::string target;
     try {
       const Options options = parse_options(args);
-      check_result_files(options);
+      check_result_files(options.output, options.resume);
       target = options.output.empty() ? options.resume : options.output;
     } catch (const UsageError& e) {
       ++refused;

@@ -2,6 +2,7 @@
 
 #include "measure/placement.hpp"
 #include "measure/plan.hpp"
+#include "measure/preflight.hpp"
 #include "registry.hpp"
 
 namespace mpsb {

@@ -8,6 +8,7 @@
 #include "cli/options.hpp"
 #include "measure/placement.hpp"
 #include "measure/plan.hpp"
+#include "measure/preflight.hpp"
 #include "registry.hpp"
 #include "usage_error_text.hpp"
 

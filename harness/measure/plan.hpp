@@ -50,13 +50,6 @@ inline constexpr int kMaxStreamInstances = 64;
 std::vector<Config> build_plan(const Options& options, DeviceKind device, int max_ranks_per_device,
                                int device_count);
 
-// Throws UsageError when the buffers of one rank of some configuration cannot
-// fit in the free memory of its GPU (that size is bad input). Returns one
-// line for each configuration whose k active ranks together may not fit: it
-// still runs, and an allocation failure records it as failed (measure.cpp)
-// while the sweep goes on, so the smaller rank counts are not lost.
-std::vector<std::string> preflight_memory(const std::vector<Config>& plan, const Placement& placement);
-
 std::string format_bytes(double bytes);  // "1.50 GiB"
 
 }  // namespace mpsb

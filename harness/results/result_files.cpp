@@ -15,11 +15,11 @@ void check_resume_file(const std::string& path) {
   }
 }
 
-void check_result_files(const Options& options) {
-  if (!options.resume.empty()) check_resume_file(options.resume);
+void check_result_files(const std::string& output, const std::string& resume) {
+  if (!resume.empty()) check_resume_file(resume);
   // Without --output the results go back into the --resume file.
-  const bool to_output = !options.output.empty();
-  const std::string& target = to_output ? options.output : options.resume;
+  const bool to_output = !output.empty();
+  const std::string& target = to_output ? output : resume;
   if (target.empty()) return;  // a fresh default name: first_free_path never picks an existing entry
   try {
     check_output_target(target);

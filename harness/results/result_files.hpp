@@ -6,7 +6,6 @@
 
 #include <string>
 
-#include "cli/options.hpp"
 
 namespace mpsb {
 
@@ -15,7 +14,8 @@ namespace mpsb {
 void check_resume_file(const std::string& path);
 
 // Throws UsageError ("--output: ..." or "--resume: ...") naming the path when
-// the run could not read its --resume file or write its results file.
-void check_result_files(const Options& options);
+// the run could not read its --resume file or write its results file
+// (`output`, or without one `resume`; both empty: a fresh default name).
+void check_result_files(const std::string& output, const std::string& resume);
 
 }  // namespace mpsb

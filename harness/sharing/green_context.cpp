@@ -4,7 +4,6 @@
 #include <string>
 
 #include "runtime/check.hpp"
-#include "runtime/usage_error.hpp"
 
 #if __has_include(<cuda.h>)
 #include <cuda.h>
@@ -277,32 +276,5 @@ GreenContext::~GreenContext() = default;
 bool GreenContext::holds_stream(cudaStream_t) const { return false; }
 
 #endif
-
-void check_green_partitions(const MpiContext& ctx, const Placement& placement, const std::vector<Config>& plan) {
-  if (placement.kind != DeviceKind::gpu) {
-    throw UsageError("--mode green: CUDA green contexts need the GPU, but --device auto found none usable");
-  }
-  std::vector<int> counts;
-  for (const auto& c : plan) {
-    if (std::find(counts.begin(), counts.end(), c.ranks_per_gpu) == counts.end()) counts.push_back(c.ranks_per_gpu);
-  }
-  std::sort(counts.begin(), counts.end());
-  std::string problem;
-  const RankPlacement& mine = placement.ranks[static_cast<std::size_t>(ctx.rank)];
-  if (mine.slot == 0) {  // the rank that runs the instances of its GPU
-    try {
-      MPSB_CUDA(cudaSetDevice(mine.gpu.index));
-      for (const int k : counts) {
-        const GreenPartition partition(mine.gpu.index, k);
-        const GreenContext probe(partition, 0);  // created, made current, destroyed
-      }
-    } catch (const FatalError& e) {
-      problem = e.what();
-    }
-  }
-  for (const auto& p : allgather_strings(ctx.world, problem)) {
-    if (!p.empty()) throw UsageError("--mode green: " + p);
-  }
-}
 
 }  // namespace mpsb

@@ -14,10 +14,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include "measure/placement.hpp"
-#include "measure/plan.hpp"
-#include "runtime/mpi_context.hpp"
-
 struct CUgreenCtx_st;
 struct CUctx_st;
 
@@ -97,12 +93,5 @@ class GreenContext {
   CUctx_st* previous_ = nullptr;
   int sm_count_ = 0;
 };
-
-// Before any work in --mode green, collective over ctx.world: the device must
-// be a GPU, and on the first rank of each GPU (the one that runs the
-// instances) the driver must split that GPU into the k partitions of every
-// rank count of the plan and create a green context in one. Throws the same
-// UsageError on every rank, naming the first rank that cannot.
-void check_green_partitions(const MpiContext& ctx, const Placement& placement, const std::vector<Config>& plan);
 
 }  // namespace mpsb

@@ -131,12 +131,4 @@ void verify_pinned_mem_limits(const std::vector<RankMemoryLimit>& ranks) {
   }
 }
 
-std::vector<RankMemoryLimit> pinned_mem_limits(const Placement& placement) {
-  std::vector<RankMemoryLimit> out;
-  for (const auto& r : placement.ranks) {
-    out.push_back(RankMemoryLimit{r.rank, r.host, r.gpu.index, r.gpu.mps_pinned_mem_limit_bytes, r.gpu.memory_free_bytes});
-  }
-  return out;
-}
-
 }  // namespace mpsb

@@ -17,8 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "measure/placement.hpp"
-
 namespace mpsb {
 
 inline constexpr const char* kPinnedMemLimitVariable = "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT";
@@ -54,7 +52,5 @@ struct RankMemoryLimit {
 // Throws UsageError naming the first rank whose free memory clearly exceeds
 // (by more than 1 %) the limit it asked for: the limit is not in force.
 void verify_pinned_mem_limits(const std::vector<RankMemoryLimit>& ranks);
-// Every rank's limit and free memory (after every context exists), from the placement.
-std::vector<RankMemoryLimit> pinned_mem_limits(const Placement& placement);
 
 }  // namespace mpsb
