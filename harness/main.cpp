@@ -204,7 +204,7 @@ int run(int argc, char** argv) {
     verify_placement_sharing(opt.mode, placement);
     verify_pinned_mem_limits(pinned_mem_limits(placement));
   }
-  const auto plan = build_plan(opt, device.kind, placement.max_ranks_per_device, placement.device_count);
+  const auto plan = build_plan(opt.plan, opt.mode, device.kind, placement.max_ranks_per_device, placement.device_count);
   if (opt.mode == SharingMode::green) check_green_partitions(ctx, placement, plan);
   const std::vector<std::string> memory_warnings = preflight_memory(plan, placement);
 
@@ -238,7 +238,7 @@ int run(int argc, char** argv) {
   context.settings.clock_threshold = opt.clock_threshold;
   context.settings.allreduce_bytes = opt.allreduce_bytes;
   context.settings.green_contexts = opt.mode == SharingMode::green;
-  context.mix = opt.mix;
+  context.mix = opt.plan.mix;
   context.other_mps_processes = other_mps;
   context.placement = placement;
   context.plan = plan;

@@ -101,13 +101,12 @@ TEST(GreenMode, RefusesMpsClients) {
 }
 
 TEST(GreenMode, PlanAllowsUpToTheStreamInstancesOnOneRank) {
-  Options o;
-  o.mode = SharingMode::green;
-  o.kernels = {kernel_registry().front().name};
-  o.ranks_per_gpu = {1, kMaxStreamInstances};
-  EXPECT_EQ(build_plan(o, DeviceKind::gpu, 1, 1).back().ranks_per_gpu, kMaxStreamInstances);
-  o.ranks_per_gpu = {kMaxStreamInstances + 1};
-  const std::string error = usage_error_text([&] { build_plan(o, DeviceKind::gpu, 1, 1); });
+  PlanRequest request;
+  request.kernels = {kernel_registry().front().name};
+  request.ranks_per_gpu = {1, kMaxStreamInstances};
+  EXPECT_EQ(build_plan(request, SharingMode::green, DeviceKind::gpu, 1, 1).back().ranks_per_gpu, kMaxStreamInstances);
+  request.ranks_per_gpu = {kMaxStreamInstances + 1};
+  const std::string error = usage_error_text([&] { build_plan(request, SharingMode::green, DeviceKind::gpu, 1, 1); });
   EXPECT_NE(error.find("--ranks-per-gpu: 65 instances per GPU in --mode green; at most 64"), std::string::npos)
       << error;
 }

@@ -14,8 +14,8 @@ std::string error_of(const std::vector<std::string>& args) {
 
 TEST(Options, DefaultsWhenEmpty) {
   const Options o = parse({});
-  EXPECT_TRUE(o.kernels.empty());
-  EXPECT_TRUE(o.sizes.empty());
+  EXPECT_TRUE(o.plan.kernels.empty());
+  EXPECT_TRUE(o.plan.sizes.empty());
   EXPECT_EQ(o.device, DeviceChoice::automatic);
   EXPECT_DOUBLE_EQ(o.min_time_s, 0.25);
   EXPECT_EQ(o.repetitions, 5);
@@ -26,10 +26,10 @@ TEST(Options, ParsesListsAndBothValueForms) {
   const Options o = parse({"--kernel", "matmul", "--precision=fp32,bf16", "--size", "512,1024", "--ranks-per-gpu=1,8",
                            "--device", "cpu", "--gpus", "0,1", "--min-time", "0.5", "--repetitions", "7",
                            "--seed", "42", "--output", "out.json"});
-  EXPECT_EQ(o.kernels, std::vector<std::string>{"matmul"});
-  EXPECT_EQ(o.precisions, (std::vector<std::string>{"fp32", "bf16"}));
-  EXPECT_EQ(o.sizes, (std::vector<std::int64_t>{512, 1024}));
-  EXPECT_EQ(o.ranks_per_gpu, (std::vector<int>{1, 8}));
+  EXPECT_EQ(o.plan.kernels, std::vector<std::string>{"matmul"});
+  EXPECT_EQ(o.plan.precisions, (std::vector<std::string>{"fp32", "bf16"}));
+  EXPECT_EQ(o.plan.sizes, (std::vector<std::int64_t>{512, 1024}));
+  EXPECT_EQ(o.plan.ranks_per_gpu, (std::vector<int>{1, 8}));
   EXPECT_EQ(o.device, DeviceChoice::cpu);
   EXPECT_EQ(o.gpus, (std::vector<std::string>{"0", "1"}));
   EXPECT_DOUBLE_EQ(o.min_time_s, 0.5);
@@ -40,9 +40,9 @@ TEST(Options, ParsesListsAndBothValueForms) {
 
 TEST(Options, PerKernelSizes) {
   const Options o = parse({"--size", "matmul=64,128"});
-  ASSERT_EQ(o.kernel_sizes.count("matmul"), 1u);
-  EXPECT_EQ(o.kernel_sizes.at("matmul"), (std::vector<std::int64_t>{64, 128}));
-  EXPECT_TRUE(o.sizes.empty());
+  ASSERT_EQ(o.plan.kernel_sizes.count("matmul"), 1u);
+  EXPECT_EQ(o.plan.kernel_sizes.at("matmul"), (std::vector<std::int64_t>{64, 128}));
+  EXPECT_TRUE(o.plan.sizes.empty());
 }
 
 TEST(Options, FlagsWithoutValues) {
@@ -79,12 +79,12 @@ TEST(Options, RejectionsNameTheBadValue) {
 TEST(Options, ARepeatedListItemCountsOnceInTheOrderGiven) {
   const Options o = parse({"--kernel", "nbody,matmul,nbody", "--precision", "fp32,fp64,fp32", "--size",
                            "32,64,32,032", "--size", "matmul=16,16", "--ranks-per-gpu", "2,1,2"});
-  EXPECT_EQ(o.kernels, (std::vector<std::string>{"nbody", "matmul"}));
-  EXPECT_EQ(o.precisions, (std::vector<std::string>{"fp32", "fp64"}));
-  EXPECT_EQ(o.sizes, (std::vector<std::int64_t>{32, 64}));
-  EXPECT_EQ(o.kernel_sizes.at("matmul"), (std::vector<std::int64_t>{16}));
-  EXPECT_EQ(o.ranks_per_gpu, (std::vector<int>{2, 1}));
-  EXPECT_TRUE(parse({"--precision", "all,all"}).all_precisions);
+  EXPECT_EQ(o.plan.kernels, (std::vector<std::string>{"nbody", "matmul"}));
+  EXPECT_EQ(o.plan.precisions, (std::vector<std::string>{"fp32", "fp64"}));
+  EXPECT_EQ(o.plan.sizes, (std::vector<std::int64_t>{32, 64}));
+  EXPECT_EQ(o.plan.kernel_sizes.at("matmul"), (std::vector<std::int64_t>{16}));
+  EXPECT_EQ(o.plan.ranks_per_gpu, (std::vector<int>{2, 1}));
+  EXPECT_TRUE(parse({"--precision", "all,all"}).plan.all_precisions);
 }
 
 TEST(Options, RejectionMessagesAreOneLine) {

@@ -42,12 +42,12 @@ TEST(Presets, ExpandInPlaceAndLaterFlagsOverride) {
   const Options ci = parse_options({"--preset", "ci"});
   EXPECT_EQ(ci.repetitions, std::stoi(*(reps_flag + 1)));
   EXPECT_NE(ci.repetitions, Options{}.repetitions) << "the ci preset should set a non-default repetition count";
-  EXPECT_EQ(ci.kernel_sizes.at("nbody"), (std::vector<std::int64_t>{65536}));
+  EXPECT_EQ(ci.plan.kernel_sizes.at("nbody"), (std::vector<std::int64_t>{65536}));
   const Options overridden = parse_options({"--preset=ci", "--repetitions", "3", "--kernel", "matmul"});
   EXPECT_EQ(overridden.repetitions, 3);
-  EXPECT_EQ(overridden.kernels, std::vector<std::string>{"matmul"});
+  EXPECT_EQ(overridden.plan.kernels, std::vector<std::string>{"matmul"});
   const Options full = parse_options({"--preset", "full"});
-  EXPECT_TRUE(full.all_precisions);
+  EXPECT_TRUE(full.plan.all_precisions);
 }
 
 TEST(Presets, BadPresetsAreOneLineErrors) {

@@ -86,7 +86,7 @@ void check_size_limits(const std::string& kernel, const std::vector<std::int64_t
 }
 
 // --param KERNEL.NAME=VALUE, checked against what the kernel declares.
-void parse_param(const std::string& flag, const std::string& text, Options& opt) {
+void parse_param(const std::string& flag, const std::string& text, PlanRequest& plan) {
   const auto dot = text.find('.');
   const auto eq = text.find('=');
   if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot == 0 || eq == dot + 1) {
@@ -96,7 +96,7 @@ void parse_param(const std::string& flag, const std::string& text, Options& opt)
   const KernelInfo* info = known_kernel(flag, kernel);
   for (const auto& p : info->params) {
     if (p.name != name) continue;
-    opt.kernel_params[kernel][name] = parse_integer(flag + " " + kernel + "." + name, text.substr(eq + 1), p.min, p.max);
+    plan.kernel_params[kernel][name] = parse_integer(flag + " " + kernel + "." + name, text.substr(eq + 1), p.min, p.max);
     return;
   }
   std::string known;
@@ -231,25 +231,25 @@ Options parse_options(const std::vector<std::string>& typed) {
       no_value();
       opt.list_presets = true;
     } else if (flag == "--kernel") {
-      opt.kernels = unique_in_order(split_list(flag, take_value()));
-      for (const auto& name : opt.kernels) known_kernel(flag, name);
+      opt.plan.kernels = unique_in_order(split_list(flag, take_value()));
+      for (const auto& name : opt.plan.kernels) known_kernel(flag, name);
     } else if (flag == "--precision") {
-      opt.precisions = unique_in_order(split_list(flag, take_value()));
+      opt.plan.precisions = unique_in_order(split_list(flag, take_value()));
     } else if (flag == "--size") {
       const std::string v = take_value();
       if (const auto eq = v.find('='); eq != std::string::npos) {
         const std::string kernel = v.substr(0, eq);
         known_kernel(flag, kernel);
-        opt.kernel_sizes[kernel] = parse_sizes(flag, v.substr(eq + 1));
+        opt.plan.kernel_sizes[kernel] = parse_sizes(flag, v.substr(eq + 1));
       } else {
-        opt.sizes = parse_sizes(flag, v);
+        opt.plan.sizes = parse_sizes(flag, v);
       }
     } else if (flag == "--ranks-per-gpu") {
-      opt.ranks_per_gpu.clear();
+      opt.plan.ranks_per_gpu.clear();
       for (const auto& item : split_list(flag, take_value())) {
-        opt.ranks_per_gpu.push_back(static_cast<int>(parse_integer(flag, item, 1, 1 << 20)));
+        opt.plan.ranks_per_gpu.push_back(static_cast<int>(parse_integer(flag, item, 1, 1 << 20)));
       }
-      opt.ranks_per_gpu = unique_in_order(opt.ranks_per_gpu);
+      opt.plan.ranks_per_gpu = unique_in_order(opt.plan.ranks_per_gpu);
     } else if (flag == "--device") {
       const std::string v = take_value();
       if (v == "auto") opt.device = DeviceChoice::automatic;
@@ -298,12 +298,12 @@ Options parse_options(const std::vector<std::string>& typed) {
       opt.resume = take_value();
       if (opt.resume.empty()) throw UsageError("--resume: empty path");
     } else if (flag == "--param") {
-      parse_param(flag, take_value(), opt);
+      parse_param(flag, take_value(), opt.plan);
     } else if (flag == "--allreduce") {
       opt.allreduce_bytes = parse_allreduce_bytes(flag, take_value());
     } else if (flag == "--mix") {
-      opt.mix = take_value();
-      opt.mix_tenants = parse_mix(flag, opt.mix);
+      opt.plan.mix = take_value();
+      opt.plan.mix_tenants = parse_mix(flag, opt.plan.mix);
     } else {
       throw UsageError("unknown option '" + args[i] + "' (see --help)");
     }
@@ -330,7 +330,7 @@ Options parse_options(const std::vector<std::string>& typed) {
     throw UsageError(std::string("--allreduce: needs one rank per instance; --mode ") + to_string(opt.mode) +
                      " runs k instances in one rank");
   }
-  if (!opt.mix.empty()) {
+  if (!opt.plan.mix.empty()) {
     if (runs_instances_in_one_rank(opt.mode)) {
       throw UsageError(std::string("--mix: tenants are separate ranks; --mode ") + to_string(opt.mode) +
                        " runs one rank per GPU");
@@ -339,31 +339,31 @@ Options parse_options(const std::vector<std::string>& typed) {
       throw UsageError("--allreduce: the tenants of --mix run different iteration counts, so their ranks "
                        "cannot meet in one collective per iteration; use one or the other");
     }
-    if (!opt.kernels.empty() || !opt.precisions.empty() || !opt.sizes.empty() || !opt.kernel_sizes.empty() ||
-        !opt.ranks_per_gpu.empty()) {
+    if (!opt.plan.kernels.empty() || !opt.plan.precisions.empty() || !opt.plan.sizes.empty() || !opt.plan.kernel_sizes.empty() ||
+        !opt.plan.ranks_per_gpu.empty()) {
       throw UsageError("--mix: sets the plan itself (each tenant's kernel, precision, size and ranks); drop "
                        "--kernel, --precision, --size and --ranks-per-gpu");
     }
   }
   const std::vector<std::string> selected = [&] {
-    if (!opt.kernels.empty()) return opt.kernels;
+    if (!opt.plan.kernels.empty()) return opt.plan.kernels;
     std::vector<std::string> all;
     for (const auto& k : kernel_registry()) all.push_back(k.name);
     return all;
   }();
-  opt.all_precisions = opt.precisions.size() == 1 && opt.precisions.front() == kAllPrecisions;
-  if (opt.all_precisions) opt.precisions.clear();
-  for (const auto& p : opt.precisions) {
+  opt.plan.all_precisions = opt.plan.precisions.size() == 1 && opt.plan.precisions.front() == kAllPrecisions;
+  if (opt.plan.all_precisions) opt.plan.precisions.clear();
+  for (const auto& p : opt.plan.precisions) {
     bool supported = false;
     for (const auto& k : selected) {
       for (const auto& kp : find_kernel(k)->precisions) supported = supported || kp == p;
     }
     if (!supported) throw UsageError("--precision: no selected kernel supports precision '" + p + "'");
   }
-  for (const auto& [kernel, sizes] : opt.kernel_sizes) check_size_limits(kernel, sizes);
-  if (!opt.sizes.empty()) {
+  for (const auto& [kernel, sizes] : opt.plan.kernel_sizes) check_size_limits(kernel, sizes);
+  if (!opt.plan.sizes.empty()) {
     for (const auto& k : selected) {
-      if (opt.kernel_sizes.count(k) == 0) check_size_limits(k, opt.sizes);
+      if (opt.plan.kernel_sizes.count(k) == 0) check_size_limits(k, opt.plan.sizes);
     }
   }
   return opt;

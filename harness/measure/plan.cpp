@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "registry.hpp"
+#include "runtime/usage_error.hpp"
 
 namespace mpsb {
 
@@ -16,10 +17,10 @@ std::vector<int> default_rank_counts(int max_ranks_per_device) {
 
 namespace {
 
-KernelParams params_of(const KernelInfo& k, const Options& options) {
+KernelParams params_of(const KernelInfo& k, const PlanRequest& request) {
   KernelParams params;
   for (const auto& p : k.params) params[p.name] = p.default_value;
-  if (const auto it = options.kernel_params.find(k.name); it != options.kernel_params.end()) {
+  if (const auto it = request.kernel_params.find(k.name); it != request.kernel_params.end()) {
     for (const auto& [name, value] : it->second) params[name] = value;
   }
   return params;
@@ -27,8 +28,8 @@ KernelParams params_of(const KernelInfo& k, const Options& options) {
 
 // Each tenant alone at its ranks, each at the mix's total (the tenant sharing
 // with itself), then the mix; repeats dropped.
-std::vector<Config> mix_plan(const Options& options, DeviceKind device, int max_ranks_per_device) {
-  std::vector<Tenant> tenants = options.mix_tenants;
+std::vector<Config> mix_plan(const PlanRequest& request, DeviceKind device, int max_ranks_per_device) {
+  std::vector<Tenant> tenants = request.mix_tenants;
   int total = 0;
   for (auto& t : tenants) {
     const KernelInfo& k = *find_kernel(t.kernel);
@@ -37,11 +38,11 @@ std::vector<Config> mix_plan(const Options& options, DeviceKind device, int max_
       const auto& sizes = device == DeviceKind::gpu ? k.default_gpu_sizes : k.default_cpu_sizes;
       t.size = sizes[sizes.size() / 2];
     }
-    t.params = params_of(k, options);
+    t.params = params_of(k, request);
     total += t.ranks_per_gpu;
   }
   if (total > max_ranks_per_device) {
-    throw UsageError("--mix: " + options.mix + " needs " + std::to_string(total) + " active ranks per " +
+    throw UsageError("--mix: " + request.mix + " needs " + std::to_string(total) + " active ranks per " +
                      (device == DeviceKind::gpu ? "GPU" : "host") + ", but only " +
                      std::to_string(max_ranks_per_device) + " exist");
   }
@@ -81,15 +82,15 @@ Config config_of_slot(const Config& config, int slot) {
   return Config{t.kernel, t.precision, t.size, t.ranks_per_gpu, t.params, {}};
 }
 
-std::vector<Config> build_plan(const Options& options, DeviceKind device, int max_ranks_per_device,
-                               int device_count) {
-  if (!options.mix_tenants.empty()) return mix_plan(options, device, max_ranks_per_device);
-  std::vector<int> rank_counts = options.ranks_per_gpu;
-  const bool streams = runs_instances_in_one_rank(options.mode);  // streams or green
+std::vector<Config> build_plan(const PlanRequest& request, SharingMode mode, DeviceKind device,
+                               int max_ranks_per_device, int device_count) {
+  if (!request.mix_tenants.empty()) return mix_plan(request, device, max_ranks_per_device);
+  std::vector<int> rank_counts = request.ranks_per_gpu;
+  const bool streams = runs_instances_in_one_rank(mode);  // streams or green
   for (int k : rank_counts) {
     if (streams && k > kMaxStreamInstances) {
       throw UsageError("--ranks-per-gpu: " + std::to_string(k) + " instances per GPU in --mode " +
-                       to_string(options.mode) + "; at most " + std::to_string(kMaxStreamInstances));
+                       to_string(mode) + "; at most " + std::to_string(kMaxStreamInstances));
     }
     if (!streams && k > max_ranks_per_device) {
       throw UsageError("--ranks-per-gpu: " + std::to_string(k) + " active ranks per " +
@@ -103,10 +104,10 @@ std::vector<Config> build_plan(const Options& options, DeviceKind device, int ma
   rank_counts.erase(std::unique(rank_counts.begin(), rank_counts.end()), rank_counts.end());
 
   std::vector<const KernelInfo*> kernels;
-  if (options.kernels.empty()) {
+  if (request.kernels.empty()) {
     for (const auto& k : kernel_registry()) kernels.push_back(&k);
   } else {
-    for (const auto& name : options.kernels) {
+    for (const auto& name : request.kernels) {
       const KernelInfo* k = find_kernel(name);
       if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
     }
@@ -115,28 +116,28 @@ std::vector<Config> build_plan(const Options& options, DeviceKind device, int ma
   std::vector<Config> plan;
   for (const KernelInfo* k : kernels) {
     std::vector<std::string> precisions;
-    if (options.all_precisions) {
+    if (request.all_precisions) {
       precisions = k->precisions;
-    } else if (options.precisions.empty()) {
+    } else if (request.precisions.empty()) {
       precisions = k->default_precisions;
     } else {
-      for (const auto& p : options.precisions) {
+      for (const auto& p : request.precisions) {
         if (std::find(k->precisions.begin(), k->precisions.end(), p) != k->precisions.end()) {
           precisions.push_back(p);
         }
       }
     }
     std::vector<std::int64_t> sizes;
-    if (const auto it = options.kernel_sizes.find(k->name); it != options.kernel_sizes.end()) {
+    if (const auto it = request.kernel_sizes.find(k->name); it != request.kernel_sizes.end()) {
       sizes = it->second;
-    } else if (!options.sizes.empty()) {
-      sizes = options.sizes;
+    } else if (!request.sizes.empty()) {
+      sizes = request.sizes;
     } else {
       sizes = device == DeviceKind::gpu ? k->default_gpu_sizes : k->default_cpu_sizes;
     }
     for (const auto& p : precisions) {
       for (auto size : sizes) {
-        for (int ranks : rank_counts) plan.push_back(Config{k->name, p, size, ranks, params_of(*k, options), {}});
+        for (int ranks : rank_counts) plan.push_back(Config{k->name, p, size, ranks, params_of(*k, request), {}});
       }
     }
   }
