@@ -35,9 +35,8 @@
 #include "runtime/mpi_context.hpp"
 #include "sharing/device.hpp"
 #include "sharing/gpu_contexts.hpp"
-#include "sharing/green_context.hpp"
+#include "sharing/mode_table.hpp"
 #include "sharing/mps_memory_limit.hpp"
-#include "sharing/sharing_state.hpp"
 
 namespace mpsb {
 namespace {
@@ -125,7 +124,9 @@ bool without_mps_daemon(SharingMode mode, const Placement& placement) {
   if (placement.kind != DeviceKind::gpu || placement.max_ranks_per_device < 2) return false;
   // Set by mpsbench-sweep for its jobs: its timeslice job is half of the comparison already.
   if (const char* in_sweep = std::getenv("MPSBENCH_IN_SWEEP"); in_sweep != nullptr && *in_sweep != '\0') return false;
-  if (mode != SharingMode::automatic && mode != SharingMode::timeslice) return false;
+  // Only where the mode lets ranks run without MPS, one instance each, is the daemon's absence news.
+  const SharingModeInfo& m = mode_info(mode);
+  if (m.one_process || m.mps_client == Expect::yes) return false;
   return std::none_of(placement.ranks.begin(), placement.ranks.end(),
                       [](const RankPlacement& r) { return r.gpu.mps_enabled; });
 }
@@ -167,7 +168,7 @@ int run(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const Options opt = parse_options(args);
   init_fault_injection_from_environment();
-  if (opt.show_help || opt.show_version || opt.list_kernels || opt.list_presets) {
+  if (opt.show_help || opt.show_version || opt.list_kernels || opt.list_presets || opt.list_modes) {
     if (ctx.rank == 0) {
       if (opt.show_help) std::cout << usage_text();
       if (opt.show_version) {
@@ -176,6 +177,7 @@ int run(int argc, char** argv) {
       }
       if (opt.list_kernels) print_kernels(std::cout);
       if (opt.list_presets) print_presets(std::cout);
+      if (opt.list_modes) std::cout << mode_listing();
     }
     free_mpi_context(ctx);
     return 0;
@@ -205,7 +207,7 @@ int run(int argc, char** argv) {
     verify_pinned_mem_limits(pinned_mem_limits(placement));
   }
   const auto plan = build_plan(opt.plan, opt.mode, device.kind, placement.max_ranks_per_device, placement.device_count);
-  if (opt.mode == SharingMode::green) check_green_partitions(ctx, placement, plan);
+  if (mode_info(opt.mode).green_contexts) check_green_partitions(ctx, placement, plan);
   const std::vector<std::string> memory_warnings = preflight_memory(plan, placement);
 
   Context context;
@@ -237,7 +239,7 @@ int run(int argc, char** argv) {
   context.settings.throttle_retries = opt.throttle_retries;
   context.settings.clock_threshold = opt.clock_threshold;
   context.settings.allreduce_bytes = opt.allreduce_bytes;
-  context.settings.green_contexts = opt.mode == SharingMode::green;
+  context.settings.green_contexts = mode_info(opt.mode).green_contexts;
   context.mix = opt.plan.mix;
   context.other_mps_processes = other_mps;
   context.placement = placement;

@@ -230,6 +230,9 @@ Options parse_options(const std::vector<std::string>& typed) {
     } else if (flag == "--list-presets") {
       no_value();
       opt.list_presets = true;
+    } else if (flag == "--list-modes") {
+      no_value();
+      opt.list_modes = true;
     } else if (flag == "--kernel") {
       opt.plan.kernels = unique_in_order(split_list(flag, take_value()));
       for (const auto& name : opt.plan.kernels) known_kernel(flag, name);
@@ -323,7 +326,7 @@ Options parse_options(const std::vector<std::string>& typed) {
   if (retries_given && !opt.discard_throttled) {
     throw UsageError("--throttle-retries: needs --discard-throttled (nothing is retaken without it)");
   }
-  if (opt.device == DeviceChoice::cpu && opt.mode != SharingMode::automatic && opt.mode != SharingMode::streams) {
+  if (opt.device == DeviceChoice::cpu && mode_info(opt.mode).needs_gpu) {
     throw UsageError(std::string("--mode ") + to_string(opt.mode) + ": needs the GPU, not --device cpu");
   }
   if (opt.allreduce_bytes && runs_instances_in_one_rank(opt.mode)) {
@@ -448,6 +451,8 @@ std::string usage_text() {
          "                        it override them; see --list-presets)\n"
          "  --list-kernels        list kernels, precisions and default sizes\n"
          "  --list-presets        list presets with their descriptions and options\n"
+         "  --list-modes          list the sharing modes, one line each: name, mps=, one-process=,\n"
+         "                        needs-gpu= and what it does\n"
          "  --version             print the version and git commit\n"
          "  -h, --help            this text\n"
          "\n"

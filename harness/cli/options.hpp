@@ -12,7 +12,7 @@
 #include "measure/plan.hpp"
 #include "runtime/values.hpp"
 #include "sharing/mps_servers.hpp"
-#include "sharing/sharing_state.hpp"
+#include "sharing/mode_table.hpp"
 
 namespace mpsb {
 
@@ -42,6 +42,7 @@ struct Options {
   bool show_version = false;
   bool list_kernels = false;
   bool list_presets = false;
+  bool list_modes = false;
 };
 
 // `--precision all`: every precision of each kernel.

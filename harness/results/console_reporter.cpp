@@ -102,13 +102,9 @@ void ConsoleReporter::report_context(const Context& c) {
     out_ << "  note: devices hold unequal rank counts; sweeping up to " << pl.max_ranks_per_device
          << " ranks per device, the extra ranks stay idle\n";
   }
-  out_ << "  mode: " << to_string(c.mode);
-  if (c.mode == SharingMode::streams) {
-    out_ << " (the first rank of each GPU runs k instances in k streams; other ranks idle)";
-  } else if (c.mode == SharingMode::green) {
-    out_ << " (the first rank of each GPU runs k instances, each in a green context holding 1/k of the SMs; "
-            "other ranks idle)";
-  }
+  const SharingModeInfo& mode = mode_info(c.mode);
+  out_ << "  mode: " << mode.name;
+  if (*mode.banner_note != '\0') out_ << " (" << mode.banner_note << ")";
   out_ << "\n";
   out_ << "  plan: " << planned_ << " configurations, warm-up " << c.settings.warmup_time_s << " s, min time "
        << c.settings.min_time_s << " s x " << c.settings.repetitions;

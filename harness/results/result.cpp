@@ -28,7 +28,8 @@ Summary aggregate_rate(double work_per_window, const std::vector<double>& window
 
 std::string sharing_mode(Result& r, const std::vector<RankSamples>& instances, const Placement& placement,
                          SharingMode requested) {
-  if (r.device == DeviceKind::cpu) return requested == SharingMode::streams ? "streams" : "cpu";
+  // On the CPU a mode that runs its instances in one process keeps its name; the others are "cpu".
+  if (r.device == DeviceKind::cpu) return mode_info(requested).one_process ? to_string(requested) : "cpu";
   std::vector<SharingState> active;
   std::optional<int> percentage = placement.ranks[instances.front().rank].gpu.mps_active_thread_percentage;
   for (const auto& s : instances) {

@@ -1,23 +1,16 @@
-// How the ranks share a GPU (--mode) and the check that the state each rank
-// actually got matches it. CUDA silently runs without MPS when no daemon can
-// be reached, so a result is only recorded under a mode its ranks verified.
+// The sharing state each rank actually got, and the check that it matches
+// the requested mode (sharing/mode_table.hpp). CUDA silently runs without MPS
+// when no daemon can be reached, so a result is only recorded under a mode
+// its ranks verified.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "sharing/mode_table.hpp"
+
 namespace mpsb {
-
-enum class SharingMode { automatic, timeslice, mps, mps_qos, streams, green };
-
-// streams and green: the first rank of each GPU runs the k instances of a
-// configuration on k threads of one process (green: each in its own CUDA green
-// context holding 1/k of the SMs); the other modes run one instance per rank.
-bool runs_instances_in_one_rank(SharingMode mode);
-
-SharingMode parse_sharing_mode(const std::string& text);  // throws UsageError
-const char* to_string(SharingMode mode);
 
 // What one rank's context reports.
 struct SharingState {
@@ -42,10 +35,12 @@ struct RankSharing {
   std::string host;
   SharingState state;
 };
-// Throws UsageError naming the first rank whose state contradicts `mode`.
+// Throws UsageError naming the first rank whose state contradicts what
+// `mode`'s row expects (its mps_client and thread_percentage).
 void verify_sharing_state(SharingMode mode, const std::vector<RankSharing>& ranks);
-// The mode a set of active ranks ran under: the requested one, or for
-// automatic the one their states show ("timeslice", "mps", "mps-qos", "mixed").
+// The mode a set of active ranks ran under: the requested one, or for a mode
+// recorded as found (auto) the one their states show ("timeslice", "mps",
+// "mps-qos", "mixed").
 std::string effective_mode(SharingMode requested, const std::vector<SharingState>& active);
 
 }  // namespace mpsb
