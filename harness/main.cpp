@@ -13,15 +13,14 @@
 #include <optional>
 #include <tuple>
 
+#include "cli/listings.hpp"
 #include "cli/options.hpp"
-#include "cli/presets.hpp"
 #include "measure/clock.hpp"
 #include "measure/measure.hpp"
 #include "measure/placement.hpp"
 #include "measure/plan.hpp"
 #include "measure/preflight.hpp"
 #include "measure/watchdog.hpp"
-#include "registry.hpp"
 #include "results/console_reporter.hpp"
 #include "results/json_reporter.hpp"
 #include "results/result.hpp"
@@ -33,6 +32,7 @@
 #include "runtime/check.hpp"
 #include "runtime/fault_injection.hpp"
 #include "runtime/mpi_context.hpp"
+#include "runtime/usage_error.hpp"
 #include "sharing/device.hpp"
 #include "sharing/gpu_contexts.hpp"
 #include "sharing/mode_table.hpp"
@@ -60,31 +60,6 @@ void rank0_check(const MpiContext& ctx, F&& check) {
   problem.resize(static_cast<std::size_t>(length));
   MPSB_MPI(MPI_Bcast(problem.data(), length, MPI_CHAR, 0, ctx.world));
   if (!problem.empty()) throw UsageError(problem);
-}
-
-void print_kernels(std::ostream& out) {
-  for (const auto& k : kernel_registry()) {
-    out << k.name << ": " << k.summary << "\n  precisions:";
-    for (const auto& p : k.precisions) out << " " << p;
-    out << "\n  default sizes (gpu):";
-    for (auto s : k.default_gpu_sizes) out << " " << s;
-    out << "\n  default sizes (cpu):";
-    for (auto s : k.default_cpu_sizes) out << " " << s;
-    out << "\n";
-    for (const auto& p : k.params) {
-      out << "  --param " << k.name << "." << p.name << "=N: " << p.doc << " (default " << p.default_value
-          << ", " << p.min << ".." << p.max << ")\n";
-    }
-    if (k.per_iteration_latency) out << "  latency: every iteration is a request, timed (p50/p95/p99)\n";
-  }
-}
-
-void print_presets(std::ostream& out) {
-  for (const auto& p : list_presets(preset_directory())) {
-    out << p.name << ": " << p.description << "\n ";
-    for (const auto& a : p.args) out << " " << a;
-    out << "\n";
-  }
 }
 
 struct DeviceDecision {
@@ -168,17 +143,8 @@ int run(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const Options opt = parse_options(args);
   init_fault_injection_from_environment();
-  if (opt.show_help || opt.show_version || opt.list_kernels || opt.list_presets || opt.list_modes) {
-    if (ctx.rank == 0) {
-      if (opt.show_help) std::cout << usage_text();
-      if (opt.show_version) {
-        std::cout << "mpsbench " << build_version() << " (git " << build_git_commit()
-                  << (build_git_dirty() ? ", modified" : "") << ")\n";
-      }
-      if (opt.list_kernels) print_kernels(std::cout);
-      if (opt.list_presets) print_presets(std::cout);
-      if (opt.list_modes) std::cout << mode_listing();
-    }
+  if (opt.prints_only()) {
+    if (ctx.rank == 0) print_listings(std::cout, opt);
     free_mpi_context(ctx);
     return 0;
   }
@@ -229,17 +195,7 @@ int run(int argc, char** argv) {
   context.device_note = device.note;
   context.mode = opt.mode;
   context.cuda = cuda_versions();
-  context.settings.min_time_s = opt.min_time_s;
-  context.settings.repetitions = opt.repetitions;
-  context.settings.seed = opt.seed;
-  context.settings.warmup_time_s = opt.warmup_time_s;
-  context.settings.max_noise = opt.max_noise;
-  context.settings.max_time_s = opt.max_time_s;
-  context.settings.discard_throttled = opt.discard_throttled;
-  context.settings.throttle_retries = opt.throttle_retries;
-  context.settings.clock_threshold = opt.clock_threshold;
-  context.settings.allreduce_bytes = opt.allreduce_bytes;
-  context.settings.green_contexts = mode_info(opt.mode).green_contexts;
+  context.settings = opt.measure;
   context.mix = opt.plan.mix;
   context.other_mps_processes = other_mps;
   context.placement = placement;

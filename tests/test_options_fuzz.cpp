@@ -17,6 +17,7 @@
 #include "registry.hpp"
 #include "results/result_files.hpp"
 #include "runtime/atomic_file.hpp"
+#include "runtime/usage_error.hpp"
 #include "scratch_dir.hpp"
 
 namespace mpsb {

@@ -167,18 +167,18 @@ TEST(Param, StreamHasNoParametersAndCountsBytes) {
 // ---------------------------------------------------------------- --allreduce
 
 TEST(Allreduce, ByteCountsWithAndWithoutUnits) {
-  EXPECT_FALSE(parse({}).allreduce_bytes.has_value());
-  EXPECT_EQ(parse({"--allreduce", "8"}).allreduce_bytes, 8);
-  EXPECT_EQ(parse({"--allreduce", "1024"}).allreduce_bytes, 1024);
-  EXPECT_EQ(parse({"--allreduce", "64K"}).allreduce_bytes, 65536);
-  EXPECT_EQ(parse({"--allreduce=64k"}).allreduce_bytes, 65536);
-  EXPECT_EQ(parse({"--allreduce", "1K"}).allreduce_bytes, 1024);
-  EXPECT_EQ(parse({"--allreduce", "4M"}).allreduce_bytes, 4 * 1024 * 1024);
-  EXPECT_EQ(parse({"--allreduce", "1G"}).allreduce_bytes, std::int64_t{1} << 30);
-  EXPECT_EQ(parse({"--allreduce", "1073741824"}).allreduce_bytes, std::int64_t{1} << 30);
+  EXPECT_FALSE(parse({}).measure.allreduce_bytes.has_value());
+  EXPECT_EQ(parse({"--allreduce", "8"}).measure.allreduce_bytes, 8);
+  EXPECT_EQ(parse({"--allreduce", "1024"}).measure.allreduce_bytes, 1024);
+  EXPECT_EQ(parse({"--allreduce", "64K"}).measure.allreduce_bytes, 65536);
+  EXPECT_EQ(parse({"--allreduce=64k"}).measure.allreduce_bytes, 65536);
+  EXPECT_EQ(parse({"--allreduce", "1K"}).measure.allreduce_bytes, 1024);
+  EXPECT_EQ(parse({"--allreduce", "4M"}).measure.allreduce_bytes, 4 * 1024 * 1024);
+  EXPECT_EQ(parse({"--allreduce", "1G"}).measure.allreduce_bytes, std::int64_t{1} << 30);
+  EXPECT_EQ(parse({"--allreduce", "1073741824"}).measure.allreduce_bytes, std::int64_t{1} << 30);
   // With other options of a normal run.
   const Options o = parse({"--device", "cpu", "--kernel", "matmul", "--allreduce", "64K", "--ranks-per-gpu", "1,2"});
-  EXPECT_EQ(o.allreduce_bytes, 65536);
+  EXPECT_EQ(o.measure.allreduce_bytes, 65536);
 }
 
 TEST(Allreduce, RejectionsNameTheValue) {

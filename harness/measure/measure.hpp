@@ -18,25 +18,12 @@
 
 #include "measure/placement.hpp"
 #include "measure/plan.hpp"
+#include "measure/settings.hpp"
 #include "measure/throttle.hpp"
 #include "runtime/mpi_context.hpp"
 #include "workload.hpp"
 
 namespace mpsb {
-
-struct MeasureSettings {
-  double min_time_s = 0.25;
-  int repetitions = 5;  // with max_noise: the minimum
-  std::uint64_t seed = 1;
-  double warmup_time_s = 0.2;
-  std::optional<double> max_noise;   // fraction; nullopt: a fixed repetition count
-  std::optional<double> max_time_s;  // repetition budget per configuration (with max_noise)
-  bool discard_throttled = false;
-  int throttle_retries = 3;          // dropped repetitions per configuration, at most
-  double clock_threshold = 0.9;      // fraction of the reference SM clock
-  std::optional<std::int64_t> allreduce_bytes;  // --allreduce: a host MPI_Allreduce after each iteration
-  bool green_contexts = false;  // --mode green: each GPU instance in its own green context (SM partition)
-};
 
 // How the warm-up went; the same on every instance.
 struct WarmupOutcome {
