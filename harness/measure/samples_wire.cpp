@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "measure/measure.hpp"
+#include "measure/samples.hpp"
 
 namespace mpsb {
 

@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "measure/measure.hpp"
 #include "measure/placement.hpp"
 #include "measure/plan.hpp"
+#include "measure/samples.hpp"
+#include "measure/settings.hpp"
 #include "measure/stats.hpp"
 #include "sharing/device.hpp"
 #include "sharing/mps_servers.hpp"
