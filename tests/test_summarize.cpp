@@ -135,6 +135,7 @@ TEST(SummarizeLatency, PercentilesPerRankAndOverall) {
 TEST(SummarizeLatency, JsonCarriesTheLatencyRecord) {
   const nlohmann::json j =
       json_of(summarize(request_samples(), cpu_ranks(2), SharingMode::automatic, three_repetitions(), 1.0));
+  EXPECT_EQ(j["kind"], "kernel");
   EXPECT_EQ(j["status"], "ok");
   EXPECT_EQ(j["params"], (nlohmann::json{{"hidden", 64}}));
   EXPECT_EQ(j["primary_metric"], "item_per_s");
@@ -416,6 +417,7 @@ TEST(SummarizeMix, TheRecordAddsItsTenantsWork) {
 TEST(SummarizeMix, JsonHasTheTenants) {
   const nlohmann::json j = json_of(summarize(mix_samples(), cpu_ranks(3), SharingMode::automatic,
                                              three_repetitions(), 123.0, mix_baselines()));
+  EXPECT_EQ(j["kind"], "mix");
   EXPECT_EQ(j["kernel"], "mix");
   EXPECT_EQ(j["size"], 0);
   EXPECT_EQ(j["ranks_per_gpu"], 3);

@@ -255,7 +255,8 @@ namespace {
 
 // The identity and outcome of a configuration, the same for every status.
 ojson result_header(const Result& r, const char* status, const ojson& error) {
-  return ojson{{"kernel", r.config.kernel},
+  return ojson{{"kind", record_kind(r.config.kernel)},
+               {"kernel", r.config.kernel},
                {"precision", r.config.precision},
                {"size", r.config.size},
                {"ranks_per_gpu", r.config.ranks_per_gpu},
@@ -298,6 +299,8 @@ ojson failed_json(const Result& r) {
 }
 
 }  // namespace
+
+const char* record_kind(const std::string& kernel) { return kernel == kMixKernel ? "mix" : "kernel"; }
 
 ojson to_json(const Result& r) {
   if (r.failed()) return failed_json(r);

@@ -2,6 +2,7 @@
 // are part of every field name (_s, _bytes, _per_s) or stated beside it.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -10,7 +11,14 @@
 
 namespace mpsb {
 
-inline constexpr int kResultsSchemaVersion = 2;
+// 3: every record says its kind (record_kind); 2: the records before it,
+// which --resume still continues (resume.cpp gives them their kind).
+inline constexpr int kResultsSchemaVersion = 3;
+inline constexpr int kOldestResumableSchemaVersion = 2;
+
+// A record's "kind": "mix" for a --mix configuration (kernel "mix"), else
+// "kernel". (mpsbench-sweep writes "app" for a farmed application.)
+const char* record_kind(const std::string& kernel);
 
 nlohmann::ordered_json to_json(const Context& context);
 // The plan as the context records it: [{kernel, precision, size, ranks_per_gpu}].

@@ -37,6 +37,21 @@ void expect_equal(const ojson& found, const ojson& expected, const std::string& 
   }
 }
 
+// `record` as this version writes it: a version 2 record gets the kind its
+// kernel implies (first, where to_json puts it); a version 3 record must
+// already say it.
+ojson in_current_format(const ojson& record, int version) {
+  const char* kind = record_kind(member(record, "kernel", "results[].").get<std::string>());
+  if (version >= 3) {
+    const ojson& found = member(record, "kind", "results[].");
+    if (found != kind) refuse("a result's kind " + describe(found) + " does not match its kernel (" + kind + ")");
+    return record;
+  }
+  ojson upgraded = {{"kind", kind}};
+  for (const auto& [name, value] : record.items()) upgraded[name] = value;
+  return upgraded;
+}
+
 }  // namespace
 
 ojson read_results_file(const std::string& path) {
@@ -56,7 +71,11 @@ std::vector<std::optional<ojson>> resumable_results(const ojson& doc, const RunI
   if (!doc.is_object() || doc.value("schema", std::string()) != "mpsbench-results") {
     refuse("the file is not an mpsbench-results document");
   }
-  expect_equal(member(doc, "schema_version", ""), kResultsSchemaVersion, "schema_version");
+  const ojson& version = member(doc, "schema_version", "");
+  if (!version.is_number_integer() || version < kOldestResumableSchemaVersion || version > kResultsSchemaVersion) {
+    refuse("the file's schema_version " + describe(version) + " is not one this mpsbench continues (" +
+           std::to_string(kOldestResumableSchemaVersion) + " to " + std::to_string(kResultsSchemaVersion) + ")");
+  }
   const ojson& context = member(doc, "context", "");
   expect_equal(member(member(context, "mpi", "context."), "world_size", "context.mpi."), current.world_size,
                "world size");
@@ -80,7 +99,7 @@ std::vector<std::optional<ojson>> resumable_results(const ojson& doc, const RunI
     std::size_t i = 0;
     while (i < expected_plan.size() && expected_plan[i] != key) ++i;
     if (i == expected_plan.size()) refuse("the file holds a result outside the plan: " + describe(key));
-    if (!out[i]) out[i] = r;
+    if (!out[i]) out[i] = in_current_format(r, version.get<int>());
   }
   return out;
 }

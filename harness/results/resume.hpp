@@ -1,7 +1,8 @@
 // --resume: what a killed run left in its results file is kept, and only the
 // configurations missing from it run again. A file is resumable only when it
-// describes the same sweep (schema version, configuration list, device kind,
-// requested mode and world size); otherwise mixing its numbers with new ones
+// describes the same sweep (configuration list, device kind, requested mode
+// and world size) in a schema version this mpsbench continues (2 or 3: a
+// version 2 record gets its kind); otherwise mixing its numbers with new ones
 // would silently produce a file no single run could have written.
 #pragma once
 
