@@ -53,14 +53,21 @@ TEST(ModeTable, EveryModeHasOneRowAndAUniqueName) {
     EXPECT_STREQ(to_string(m.id), m.name);
     EXPECT_NE(std::string(m.description), "") << m.name;
     // A mode that refuses some state says what to do about it, where the refusal has no fixed text.
-    if (m.mps_client == Expect::no || m.thread_percentage == Expect::no) EXPECT_NE(std::string(m.hint), "") << m.name;
+    if (m.mps_client == Expect::no || m.thread_percentage == Expect::no) {
+      EXPECT_NE(std::string(m.hint), "") << m.name;
+    }
     EXPECT_TRUE(!m.green_contexts || m.one_process) << m.name << ": green contexts partition one process";
   }
   for (const auto mode : {SharingMode::automatic, SharingMode::timeslice, SharingMode::mps, SharingMode::mps_qos,
                           SharingMode::streams, SharingMode::green}) {
     EXPECT_EQ(ids.count(mode), 1u) << static_cast<int>(mode);
   }
-  EXPECT_EQ(mode_choices(), "auto, timeslice, mps, mps-qos, streams or green");
+  // "auto, timeslice, ... or green": every name once, in the table's order.
+  std::string choices;
+  for (std::size_t i = 0; i < sharing_modes().size(); ++i) {
+    choices += (i == 0 ? "" : i + 1 == sharing_modes().size() ? " or " : ", ") + std::string(sharing_modes()[i].name);
+  }
+  EXPECT_EQ(mode_choices(), choices);
 }
 
 TEST(ModeTable, ListingHasOneLinePerModeWithItsProperties) {

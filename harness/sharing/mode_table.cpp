@@ -1,6 +1,7 @@
 #include "sharing/mode_table.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 
 #include "runtime/usage_error.hpp"
 
@@ -45,7 +46,8 @@ const SharingModeInfo& mode_info(SharingMode mode) {
   for (const auto& m : sharing_modes()) {
     if (m.id == mode) return m;
   }
-  return sharing_modes().front();  // unreachable: every enumerator has its row (test_sharing checks)
+  // A programming error, not bad input: an enumerator added without its row.
+  throw std::logic_error("sharing mode " + std::to_string(static_cast<int>(mode)) + " has no row in mode_table.cpp");
 }
 
 std::string mode_choices() {
