@@ -172,7 +172,8 @@ int run(int argc, char** argv) {
     verify_placement_sharing(opt.mode, placement);
     verify_pinned_mem_limits(pinned_mem_limits(placement));
   }
-  const auto plan = build_plan(opt.plan, opt.mode, device.kind, placement.max_ranks_per_device, placement.device_count);
+  const auto plan =
+      build_plan(opt.plan, opt.mode, device.kind, placement.max_ranks_per_device, placement.device_count);
   if (mode_info(opt.mode).green_contexts) check_green_partitions(ctx, placement, plan);
   const std::vector<std::string> memory_warnings = preflight_memory(plan, placement);
 

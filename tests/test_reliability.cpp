@@ -102,7 +102,8 @@ TEST(Resume, RefusesAVersion3RecordWithoutItsKindAndOlderVersions) {
   EXPECT_NE(refusal(sample_document(id, {no_kind}), id).find("the file has no results[].kind"), std::string::npos);
   ojson wrong = record(id.plan[0], "ok");
   wrong["kind"] = "mix";
-  EXPECT_NE(refusal(sample_document(id, {wrong}), id).find("a result's kind \"mix\" does not match its kernel (kernel)"),
+  EXPECT_NE(refusal(sample_document(id, {wrong}), id)
+                .find("a result's kind \"mix\" does not match its kernel (kernel)"),
             std::string::npos);
   auto v1 = sample_document(id, {record(id.plan[0], "ok")});
   v1["schema_version"] = 1;

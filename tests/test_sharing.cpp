@@ -81,13 +81,15 @@ TEST(ModeTable, ListingHasOneLinePerModeWithItsProperties) {
     ASSERT_LT(lines, sharing_modes().size());
     const SharingModeInfo& m = sharing_modes()[lines];
     EXPECT_EQ(name, m.name);
-    EXPECT_EQ(mps, std::string("mps=") + (m.mps_client == Expect::yes ? "yes" : m.mps_client == Expect::no ? "no" : "any"));
+    const char* expected_mps = m.mps_client == Expect::yes ? "yes" : m.mps_client == Expect::no ? "no" : "any";
+    EXPECT_EQ(mps, std::string("mps=") + expected_mps);
     EXPECT_EQ(one_process, std::string("one-process=") + (m.one_process ? "yes" : "no"));
     EXPECT_EQ(needs_gpu, std::string("needs-gpu=") + (m.needs_gpu ? "yes" : "no"));
     EXPECT_NE(line.find(m.description), std::string::npos) << line;
   }
   EXPECT_EQ(lines, sharing_modes().size());
-  EXPECT_NE(mode_listing().find("mps-qos    mps=yes one-process=no  needs-gpu=yes"), std::string::npos) << mode_listing();
+  EXPECT_NE(mode_listing().find("mps-qos    mps=yes one-process=no  needs-gpu=yes"), std::string::npos)
+      << mode_listing();
 }
 
 TEST(Sharing, ReadsStateFromTheProbe) {

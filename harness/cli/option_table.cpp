@@ -63,7 +63,9 @@ std::vector<OptionSpec> build_table() {
       {"--ranks-per-gpu", "", "LIST", "1,2,4,... up to all", "active ranks per GPU",
        [](Options& o, const std::string& flag, const std::string& v) {
          std::vector<int> counts;
-         for (const auto& item : split_list(flag, v)) counts.push_back(static_cast<int>(parse_integer(flag, item, 1, 1 << 20)));
+         for (const auto& item : split_list(flag, v)) {
+           counts.push_back(static_cast<int>(parse_integer(flag, item, 1, 1 << 20)));
+         }
          o.plan.ranks_per_gpu = unique_in_order(counts);
        }},
       {"--device", "", "auto|gpu|cpu", "auto", "where kernels run; auto: the GPU when one is usable",
@@ -79,7 +81,9 @@ std::vector<OptionSpec> build_table() {
        "warning line, then measure)",
        [](Options& o, const std::string&, const std::string& v) { o.other_mps_users = parse_other_mps_users(v); }},
       {"--min-time", "", "SECONDS", "0.25", "shortest timed window per repetition",
-       [](Options& o, const std::string& flag, const std::string& v) { o.measure.min_time_s = parse_seconds(flag, v); }},
+       [](Options& o, const std::string& flag, const std::string& v) {
+         o.measure.min_time_s = parse_seconds(flag, v);
+       }},
       {"--repetitions", "", "N", "5", "timed windows per configuration; with --max-noise the minimum, at least 3",
        [](Options& o, const std::string& flag, const std::string& v) {
          o.measure.repetitions = static_cast<int>(parse_integer(flag, v, 1, 1000));
@@ -87,7 +91,9 @@ std::vector<OptionSpec> build_table() {
       {"--warmup-time", "", "SECONDS", "0.2",
        "warm up (calibration included) at least this long and until two windows agree within 2%, at most 10x as "
        "long",
-       [](Options& o, const std::string& flag, const std::string& v) { o.measure.warmup_time_s = parse_warmup(flag, v); }},
+       [](Options& o, const std::string& flag, const std::string& v) {
+         o.measure.warmup_time_s = parse_warmup(flag, v);
+       }},
       {"--max-noise", "", "PERCENT", "off",
        "repeat until the relative standard error of the median throughput is at most PERCENT (e.g. 1, 1%, 0.5), "
        "or --max-time is spent, or 100 repetitions",
@@ -95,7 +101,9 @@ std::vector<OptionSpec> build_table() {
          o.measure.max_noise = parse_percent(flag, v, false);
        }},
       {"--max-time", "", "SECONDS", "10", "repetition budget per configuration with --max-noise",
-       [](Options& o, const std::string& flag, const std::string& v) { o.measure.max_time_s = parse_seconds(flag, v); }},
+       [](Options& o, const std::string& flag, const std::string& v) {
+         o.measure.max_time_s = parse_seconds(flag, v);
+       }},
       {"--discard-throttled", "", "", "",
        "drop and retake a repetition during which a GPU was throttled (power or thermal event, or SM clock below "
        "--clock-threshold of its maximum)",
