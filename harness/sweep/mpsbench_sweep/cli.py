@@ -204,6 +204,11 @@ def main(argv=None):
     try:
         settings = configure.settings_from(argv, build_parser())
         lock = workdir.claim(settings.workdir)  # held until the sweep exits, however it exits
+        try:
+            output_lock = workdir.claim_output(settings.output)  # two sweeps never write one --output
+        except InputError:
+            lock.release()
+            raise
     except (InputError, LauncherError) as e:
         print(f"mpsbench-sweep: error: {printable(e)}", file=sys.stderr)
         return EXIT_INPUT
@@ -214,4 +219,5 @@ def main(argv=None):
     try:
         return Runner(settings).run()
     finally:
+        output_lock.release()
         lock.release()
