@@ -197,7 +197,7 @@ def settings_from(argv, parser):
         app = app_settings(args, nodes, gpus_per_node, node_gpus)
         device = app.device
         check_app_modes(modes, device)
-        jobs = plan_app_jobs(modes, ranks, qos, lambda k: app.copies_per_node(k) * nodes)
+        jobs = plan_app_jobs(modes, ranks, qos, lambda k: app.copies_per_node(k) * nodes, app.binds)
     elif args.client_ramp:
         jobs = plan_ramp(limit, nodes, gpus_per_node)
         ranks = [j.k for j in jobs if not j.past_limit]  # the step past the limit is on purpose
