@@ -7,6 +7,7 @@ into the frozen settings, the runner runs them.
 import argparse
 import signal
 import sys
+import time
 
 from mpsbench_core import modes as registry
 from mpsbench_core.verdict import GAIN_THRESHOLD
@@ -213,6 +214,7 @@ def _interrupt(signum, frame):
 
 
 def main(argv=None):
+    started = time.monotonic()
     argv = list(sys.argv[1:] if argv is None else argv)
     # Before the runner's own handling: the preflight may wait for nvidia-smi or the probe; a signal then
     # ends the sweep with one line and its usual status, not a traceback (the probe is killed by run()).
@@ -234,7 +236,7 @@ def main(argv=None):
               "started", file=sys.stderr)
         return 128 + e.signum
     try:
-        return Runner(settings).run()
+        return Runner(settings, started).run()
     finally:
         output_lock.release()
         lock.release()

@@ -7,6 +7,8 @@ the work directory. Bad input raises InputError (one line, exit 2).
 """
 import datetime
 import os
+import shlex
+import sys
 import tempfile
 
 from mpsbench_core import modes as registry
@@ -233,7 +235,8 @@ def settings_from(argv, parser):
         node_gpus=tuple(node_gpus) if node_gpus is not None else None, mem_limits=tuple(mem_limits) if mem_limits
         else None, mem_limit_device_ordinals=ordinals, app=app.identity if app else None,
         min_time_s=app.min_time if app else None, repetitions=app.repetitions if app else None,
-        device=app.device if app else None, probe=app.probe if app else None)
+        device=app.device if app else None, probe=app.probe if app else None,
+        command=shlex.join([sys.argv[0] or "mpsbench-sweep"] + list(argv)))
     ramp = (RampSettings(limit=limit, reason=limit_reason, explicit=args.mps_client_limit is not None)
             if args.client_ramp else None)
     daemon = DaemonSettings(control=control, existing_daemon=args.existing_daemon,

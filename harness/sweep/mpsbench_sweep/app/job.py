@@ -83,6 +83,8 @@ class AppRun(JobRun):
         record["error"] = result["error"]
         record["copy_memory_bytes"] = result["app"]["gpu_memory_bytes"]
         record["copy_memory_method"] = result["app"]["gpu_memory_method"]
+        record["timing"] = {"windows_s": round(sum(max(e["window_s"] for e in rep) for rep in self.config.windows), 3),
+                            "warmup_s": round(max((e["window_s"] for e in self.config.warm), default=0.0), 3)}
         if not interrupted:
             record["status"] = ("run_failed" if result["status"] != "ok" else
                                 "ok" if result["verified"] else "verification_failed")
