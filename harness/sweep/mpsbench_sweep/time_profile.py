@@ -78,9 +78,11 @@ def lines(prof):
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     table = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
              for r in rows]
-    head = (f"where the time went (s): {prof['total_s']:.1f} in all; outside the jobs: MPS daemons "
-            f"{prof['daemon_start_s'] + prof['daemon_stop_s']:.1f} (start {prof['daemon_start_s']:.1f}, stop "
-            f"{prof['daemon_stop_s']:.1f}), merging {prof['merge_s']:.1f}, the rest {prof['between_jobs_s']:.1f}")
+    daemons = prof["daemon_start_s"] + prof["daemon_stop_s"]
+    head = (f"where the time went (s): {prof['total_s']:.1f} in all; outside the jobs: "
+            + (f"MPS daemons {daemons:.1f} (start {prof['daemon_start_s']:.1f}, stop {prof['daemon_stop_s']:.1f}), "
+               if daemons else "")
+            + f"merging {prof['merge_s']:.1f}, the rest {prof['between_jobs_s']:.1f}")
     return [head] + table + ["outside = wall - windows - warm-up: set-up, calibration, verification, reporting, "
                              "process start (mpsbench: wall - the engine's own clock); '-' where the job's records "
                              "carry no timing"]
