@@ -184,8 +184,8 @@ def main():
                                                     "repetitions_s": 0.6, "windows_s": 0.6, "verification_s": 0.05,
                                                     "gather_s": 0.02, "report_s": 0.03, "wall_s": 1.0}
                 if os.environ.get("FAKE_JOB_ENERGY") == "1":
-                    doc["results"][-1]["energy"] = {"available": True, "joules": 180.0, "joules_per_unit": 300.0 / value,
-                                                    "mean_power_w": 300.0}
+                    doc["results"][-1]["energy"] = {"available": True, "joules": 180.0,
+                                                    "joules_per_unit": 300.0 / value, "mean_power_w": 300.0}
                     doc["results"][-1]["gpu_activity"] = {"available": True,
                                                           "sm_active": 40.0 if mode == "timeslice" else 80.0,
                                                           "sm_occupancy": 30.0, "dram_bw": 10.0, "tensor_active": 0.0}

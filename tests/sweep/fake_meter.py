@@ -27,7 +27,8 @@ def main():
             started = None
             no_gpm = os.environ.get("FAKE_METER_NO_GPM")
             activity = ({"available": False, "reason": no_gpm} if no_gpm else
-                        {"available": True, "sm_active": sm, "sm_occupancy": 40.0, "dram_bw": 30.0, "tensor_active": 10.0})
+                        {"available": True, "sm_active": sm, "sm_occupancy": 40.0, "dram_bw": 30.0,
+                         "tensor_active": 10.0})
             per = [{"uuid": u, "index": i, "energy": {"available": True, "joules": power * span, "mean_power_w": power,
                                                     "span_s": span, "uncertainty": 0.5, "method": "fake counter"},
                     "gpu_activity": activity} for i, u in enumerate(uuids)]

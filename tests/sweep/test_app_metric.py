@@ -2,13 +2,17 @@
 fake program whose figures are known: the exact sum of reported rates, a counter's pace after a slow start,
 and a program that never prints a match."""
 import os
+import subprocess
+import sys
 import unittest
 
+from sweeptest import REPO
 from test_app import FAKE_APP, AppTestCase
 
 from mpsbench_sweep.app.figures import FigureError, metric_figures, progress_figures  # noqa: E402
 from mpsbench_sweep.app.metric import MetricSpec, number, work_unit  # noqa: E402
 
+TOGETHER = os.path.join(REPO, "examples", "together.py")
 RATE = r"rate: ([0-9.]+)"
 COUNTER = r"^([0-9.]+),progress"
 
@@ -40,7 +44,8 @@ class ReportedRate(AppTestCase):
 
     def test_a_program_that_never_prints_a_match_fails_its_configuration_naming_the_pattern(self):
         pattern = r"ns_per_day: ([0-9.]+)"
-        r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", "--app-metric", pattern, ranks="1"))
+        r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", "--app-metric", pattern, "--repetitions", "1",
+                                     ranks="1"))
         self.assertEqual(r.returncode, 1, r.stderr)
         rec = self.results()[("timeslice", 1)]
         self.assertEqual(rec["status"], "failed")
@@ -53,7 +58,7 @@ class ReportedRate(AppTestCase):
 
     def test_a_match_that_is_not_a_number(self):
         r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05 --rate-text fast", "--app-metric", r"rate: (\S+)",
-                                     ranks="1"))
+                                     "--repetitions", "1", ranks="1"))
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("whose group is not a number: 'rate: fast units/s'", self.results()[("timeslice", 1)]["error"])
 
@@ -63,8 +68,8 @@ class Counter(AppTestCase):
         # 1 s of start-up, then 100 per second for 2 s: the figure is 100 per copy, start-up excluded (a
         # figure over the whole run would be 100 x 2/3).
         r = self.sweep(self.cpu_args(f"{FAKE_APP} --startup 1 --count-rate 100 --count-for 2", "--app-progress",
-                                     COUNTER, "--app-metric-unit", "steps/s", "--repetitions", "2", ranks="1,2",
-                                     min_time=None))
+                                     COUNTER, "--app-metric-unit", "steps/s", "--repetitions", "2", "--no-warmup",
+                                     ranks="1,2", min_time=None))
         self.assertEqual(r.returncode, 0, r.stderr)
         for k in (1, 2):
             rec = self.results()[("timeslice", k)]
@@ -94,6 +99,26 @@ class Counter(AppTestCase):
                                      COUNTER, ranks="1", min_time=None))
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("the counter went down", self.results()[("timeslice", 1)]["error"])
+
+
+class DirectMeasurement(AppTestCase):
+    """examples/together.py, the by-hand measurement the sweep's figures are held against on a GPU machine."""
+
+    def together(self, *args):
+        return subprocess.run([sys.executable, TOGETHER] + list(args), capture_output=True, text=True, timeout=60,
+                              env=self.env, cwd=self.tmp)
+
+    def test_copies_started_together_and_their_sum(self):
+        r = self.together("-k", "2", "--metric", RATE, "--", sys.executable, FAKE_APP, "--rate", "copy")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("sum: 30 units/s (2 copies)", r.stdout)
+        r = self.together("-k", "2", "--progress", COUNTER, "--unit", "steps/s", "--", sys.executable, FAKE_APP,
+                          "--startup", "0.5", "--count-rate", "100", "--count-for", "1.5")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        total = float(r.stdout.split("sum: ")[1].split()[0])
+        self.assertAlmostEqual(total, 200.0, delta=20.0)
+        r = self.together("-k", "1", "--metric", RATE, "--", sys.executable, FAKE_APP)
+        self.assertEqual(r.returncode, 1, r.stdout)
 
 
 class Refusals(AppTestCase):

@@ -27,6 +27,7 @@ FAKE_NVSMI = os.path.join(HERE, "fake_nvsmi")
 FAKE_METER = os.path.join(HERE, "fake_meter.py")
 RATE = r"rate: ([0-9.]+)"
 MIB = 1 << 20
+QUICK = ("--repetitions", "1", "--no-warmup")
 
 
 class Binding(AppTestCase):
@@ -144,7 +145,8 @@ class Energy(AppTestCase):
                                delta=0.3)
 
     def test_unavailable_says_why_never_zero(self):
-        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--meter", FAKE_METER, ranks="1"),
+        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--meter", FAKE_METER, *QUICK, ranks="1",
+                                     min_time="0.3"),
                        FAKE_PROBE_GPUS="2", FAKE_METER_NO_GPM="GPM needs Hopper or later")
         self.assertEqual(r.returncode, 0, r.stderr)
         rec = self.results()[("timeslice", 1)]
@@ -152,18 +154,20 @@ class Energy(AppTestCase):
         self.assertGreater(rec["energy"]["joules_per_unit"], 0)
         self.assertEqual(rec["energy"]["work_unit"], "run")
         self.assertEqual(rec["gpu_activity"], {"available": False, "reason": "GPM needs Hopper or later"})
-        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--meter", FAKE_METER, ranks="1"),
+        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--meter", FAKE_METER, *QUICK, ranks="1",
+                                     min_time="0.3"),
                        FAKE_PROBE_GPUS="2", FAKE_METER_NOT_READY="no permission to read the energy counter")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(self.results()[("timeslice", 1)]["energy"],
                          {"available": False, "reason": "mpsbench-meter: no permission to read the energy counter"})
         # No meter where the sweep looks for one (no --meter, none built beside the fake probe's repository).
-        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", ranks="1"), FAKE_PROBE_GPUS="2",
+        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", *QUICK, ranks="1", min_time="0.3"),
+                       FAKE_PROBE_GPUS="2",
                        PATH=os.path.dirname(sys.executable) + os.pathsep + "/usr/bin:/bin")
         self.assertEqual(r.returncode, 0, r.stderr)
         energy = self.results()[("timeslice", 1)]["energy"]
         if energy["available"] is False:  # a tree with build/mpsbench-meter meters for real
             self.assertIn("mpsbench-meter", energy["reason"])
-        r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", ranks="1"))
+        r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", *QUICK, ranks="1", min_time="0.3"))
         self.assertEqual(self.results()[("timeslice", 1)]["gpu_activity"]["reason"],
                          "the CPU device: no GPU energy counter or SM activity to read")

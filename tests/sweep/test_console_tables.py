@@ -38,8 +38,10 @@ def kernel(mode, k, flops, joules_per_flop=None, sm=None):
 class Tables(unittest.TestCase):
     def test_a_mix_shows_its_tenants_not_one_headline(self):
         doc = {"results": [
-            mix("timeslice", [tenant("matmul", "fp32", 4096, 4, 1.9), tenant("inference", "fp16", 8, 4, 4.7, 8e-4, 4.9)]),
-            mix("mps", [tenant("matmul", "fp32", 4096, 4, 1.42), tenant("inference", "fp16", 8, 4, 200.0, 0.0325, 191.0)]),
+            mix("timeslice", [tenant("matmul", "fp32", 4096, 4, 1.9),
+                              tenant("inference", "fp16", 8, 4, 4.7, 8e-4, 4.9)]),
+            mix("mps", [tenant("matmul", "fp32", 4096, 4, 1.42),
+                        tenant("inference", "fp16", 8, 4, 200.0, 0.0325, 191.0)]),
             mix("mps-qos", [tenant("matmul", "fp32", 4096, 4, 2.1), tenant("inference", "fp16", 8, 4, 1.18, 2e-4, 1.2)],
                 pct=12)]}
         text = console_report(doc)
