@@ -85,7 +85,7 @@ def build_copies(spec, gpus, host_dir):
     bind = spec.get("bind") or "none"
     bus = nvsmi.bus_ids() if bind == "numa" and gpus else {}
     cpus = cpu_sets(bind, count, [i % len(gpus) for i in range(count)] if gpus else None,
-                    {i: bus.get(g["uuid"]) for i, g in enumerate(gpus)})
+                    {i: bus.get(g["uuid"].lower()) for i, g in enumerate(gpus)})
     for i in range(count):
         gpu = gpus[i % len(gpus)] if gpus else None
         env = {"MPSBENCH_COPY": str(i), "MPSBENCH_COPIES": str(count)}

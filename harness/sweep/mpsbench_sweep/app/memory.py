@@ -66,7 +66,8 @@ class MemorySampler:
             return {}, None
         sharing = {}
         for c in self.copies:
-            sharing.setdefault(c.gpu_uuid, []).append(c.index)
+            if c.gpu_uuid:
+                sharing.setdefault(c.gpu_uuid.lower(), []).append(c.index)
         out = {}
         for uuid, indices in sharing.items():
             if uuid in self.before and uuid in self.device_peak:
