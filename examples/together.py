@@ -12,8 +12,13 @@ CUDA_MPS_PIPE_DIRECTORY says), with CUDA_VISIBLE_DEVICES as given and MPSBENCH_C
   --progress REGEX  its counter's increase from its own first to its own last matching line, over the time
                     between them as the lines arrived (its own loop, start-up excluded; not the common
                     window the sweep uses)
-and the sum over the copies, printed as `sum: X` (with `--unit`). Python copies get PYTHONUNBUFFERED=1.
-Standard library only. Exit status 1 when a copy failed or printed no match, 2 on bad input.
+and the sum over the copies, printed as `sum: X` (with `--unit`). With --progress it also says how much the
+copies' loops overlapped (the share of each copy's loop during which every other copy was in its loop too)
+and the sum inside the common window (every copy past its first counter line, none past its last, as the
+sweep takes it): where start-up times differ by a good part of the loop, a copy that ran part of its loop
+alone makes the sum of own-loop rates larger than what the copies get together. Python copies get
+PYTHONUNBUFFERED=1. Standard library only. Exit status 1 when a copy failed or printed no match, 2 on bad
+input.
 """
 import argparse
 import os
@@ -22,6 +27,8 @@ import subprocess
 import sys
 import threading
 import time
+
+barrier_time = []  # when the copies were let go
 
 
 def copy(i, command, pattern, progress, barrier, out):
@@ -48,7 +55,30 @@ def copy(i, command, pattern, progress, barrier, out):
                   if len(samples) > 1 and samples[-1][0] > samples[0][0] else None)
     else:
         figure = last
-    out[i] = (code, figure, samples[0][0] if samples else None, time.monotonic() - started)
+    # Times since the common start (every copy's clock starts at the barrier, within microseconds).
+    out[i] = (code, figure, samples[0][0] if samples else None, time.monotonic() - started,
+              [(started - barrier_time[0] + t, v) for t, v in samples])
+
+
+def counter_at(samples, t):
+    for (t0, v0), (t1, v1) in zip(samples, samples[1:]):
+        if t0 <= t <= t1:
+            return v0 if t1 == t0 else v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+    return samples[-1][1] if t >= samples[-1][0] else samples[0][1]
+
+
+def overlap_report(out, unit):
+    """Lines on how the copies' loops overlapped, and the sum inside their common window."""
+    loops = [s for _, _, _, _, s in out.values() if len(s) > 1]
+    if len(loops) != len(out) or len(loops) < 2:
+        return []
+    begin, end = max(s[0][0] for s in loops), min(s[-1][0] for s in loops)
+    shares = [max(0.0, end - begin) / (s[-1][0] - s[0][0]) for s in loops]
+    lines = [f"loops overlapped: {min(shares) * 100:.0f}% to {max(shares) * 100:.0f}% of each copy's loop"]
+    if end > begin:
+        total = sum((counter_at(s, end) - counter_at(s, begin)) / (end - begin) for s in loops)
+        lines.append(f"sum in the common window ({end - begin:.2f} s): {total:.6g} {unit}")
+    return lines
 
 
 def main():
@@ -67,7 +97,7 @@ def main():
         pattern = re.compile(args.metric or args.progress)
     except re.error as e:
         p.error(f"bad pattern: {e}")
-    barrier, out = threading.Barrier(args.copies), {}
+    barrier, out = threading.Barrier(args.copies, action=lambda: barrier_time.append(time.monotonic())), {}
     threads = [threading.Thread(target=copy, args=(i, command, pattern, args.progress is not None, barrier, out))
                for i in range(args.copies)]
     for t in threads:
@@ -76,12 +106,14 @@ def main():
         t.join()
     ok = True
     for i in range(args.copies):
-        code, figure, first, wall = out[i]
+        code, figure, first, wall, _ = out[i]
         ok = ok and code == 0 and figure is not None
         startup = f", first counter line at {first:.2f} s" if args.progress and first is not None else ""
         print(f"copy {i}: exit {code}, {figure if figure is not None else 'no figure'} {args.unit}{startup}, "
               f"{wall:.2f} s")
     total = sum(out[i][1] or 0.0 for i in range(args.copies))
+    for line in overlap_report(out, args.unit) if args.progress else []:
+        print(line)
     print(f"sum: {total:.6g} {args.unit} ({args.copies} copies)")
     return 0 if ok else 1
 
