@@ -69,7 +69,9 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
   const bool on_gpu = placement.kind == DeviceKind::gpu;
   const int gpu = placement.ranks[rank].gpu.index;
   if (on_gpu) MPSB_CUDA(cudaSetDevice(gpu));  // the current device is per host thread
+  Stopwatch phase;
   RankSamples samples;
+  InstanceTiming& timing = samples.timing;
   samples.rank = rank;
   samples.instance = instance;
   samples.tenant = tenant_of_slot(config, slot);
@@ -102,16 +104,21 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
     workload->setup(settings.seed + 1000003ull * static_cast<std::uint64_t>(rank) +
                     7919ull * static_cast<std::uint64_t>(instance));
     inject_after_setup(rank, config_index);
+    timing.setup_s = phase.lap();
     // One untimed first run: module loading, library workspaces and first
     // touch allocate here, where running out of memory is still recoverable.
     workload->run();
     workload->sync();
+    timing.first_run_s = phase.lap();
   } catch (const OutOfMemoryError& e) {
     samples.error = e.what();
   } catch (const std::bad_alloc& e) {
     samples.error = error_identity() + ": workload setup failed: out of host memory (" + e.what() + ")";
   }
-  if (any_setup_failed(team, instance, !samples.error.empty())) {
+  const bool failed = any_setup_failed(team, instance, !samples.error.empty());
+  timing.ready_s = now_seconds() - team.config_start;
+  phase.lap();
+  if (failed) {
     // An allocation failure is not sticky, but it stays in the last-error slot
     // where the next kernel-launch check would report it: clear it.
     if (on_gpu && !samples.error.empty()) static_cast<void>(cudaGetLastError());
@@ -127,6 +134,7 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
   samples.warmup = calibrated.warmup;
   samples.iterations = count;
   if (instance == 0) *iterations = count;
+  timing.warmup_s = phase.lap();
 
   // Which repetition is the last is known only after it, so every one starts
   // from poisoned outputs (untimed) and verification checks the last.
@@ -159,6 +167,8 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
       if (allreduce) samples.collective_s.push_back(runner.collective_s);
     }
   } while (team.reps.more);
+  timing.repetitions_s = phase.lap();
+  timing.windows_s = team.reps.all_windows_s;
   if (allreduce) {
     samples.collective_checked = allreduce->checked();
     samples.collective_wrong = allreduce->wrong();
@@ -169,6 +179,7 @@ RankSamples run_instance(Team& team, int instance, const Placement& placement, c
   samples.details = workload->details();
   if (green) samples.details.emplace_back("green_context_sm_count", green->sm_count());
   samples.verification = workload->verify();
+  timing.verification_s = phase.lap();
   return samples;
 }
 

@@ -11,6 +11,7 @@
 
 #include "measure/plan.hpp"
 #include "measure/throttle.hpp"
+#include "measure/timing.hpp"
 #include "workload.hpp"
 
 namespace mpsb {
@@ -57,6 +58,7 @@ struct RankSamples {
   std::vector<bool> affected;  // per kept repetition: some GPU was throttled during it
   int discarded = 0;           // affected repetitions dropped and taken again
   std::optional<GpuClockRecord> clocks;  // only on the instance that sampled its GPU
+  InstanceTiming timing;
 };
 
 struct ConfigSamples {
@@ -65,6 +67,7 @@ struct ConfigSamples {
   std::int64_t iterations = 0;     // per repetition of the first instance (a mix: see RankSamples::iterations)
   std::vector<RankSamples> ranks;  // every instance, in (rank, instance) order
   std::string error;               // the instances' errors joined; non-empty: the configuration failed
+  ConfigTiming timing;             // on rank 0; report_s and wall_s are the caller's to fill in
 };
 
 // How one instance's samples travel to rank 0: a compact JSON text, and back.

@@ -73,7 +73,11 @@ std::string serialize(const RankSamples& s) {
                       {"warmup", {s.warmup.seconds, s.warmup.windows, s.warmup.stable}},
                       {"affected", s.affected},
                       {"discarded", s.discarded},
-                      {"clocks", s.clocks ? clock_json(*s.clocks) : nlohmann::json(nullptr)}};
+                      {"clocks", s.clocks ? clock_json(*s.clocks) : nlohmann::json(nullptr)},
+                      {"timing",
+                       {s.timing.setup_s, s.timing.first_run_s, s.timing.ready_s, s.timing.warmup_s,
+                        s.timing.metering_s, s.timing.repetitions_s, s.timing.windows_s, s.timing.verification_s,
+                        s.timing.reused}}};
   // Non-finite errors (a NaN result) are not valid JSON numbers: carry as text.
   if (!std::isfinite(s.verification.max_rel_error)) j["verification"][1] = "inf";
   return j.dump();
@@ -110,6 +114,10 @@ RankSamples deserialize_samples(const std::string& text) {
   s.affected = j.at("affected").get<std::vector<bool>>();
   s.discarded = j.at("discarded").get<int>();
   if (!j.at("clocks").is_null()) s.clocks = clock_from(j.at("clocks"));
+  const auto& t = j.at("timing");
+  s.timing = InstanceTiming{t.at(0).get<double>(), t.at(1).get<double>(), t.at(2).get<double>(),
+                            t.at(3).get<double>(), t.at(4).get<double>(), t.at(5).get<double>(),
+                            t.at(6).get<double>(), t.at(7).get<double>(), t.at(8).get<bool>()};
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "measure/plan.hpp"
+#include "results/time_summary.hpp"
 
 namespace mpsb {
 namespace {
@@ -176,7 +177,11 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
   out_ << std::flush;
 }
 
-void ConsoleReporter::finish() {
+void ConsoleReporter::report_timing(int /*index*/, const ConfigTiming& timing) {
+  if (!results_.empty()) results_.back().timing = timing;
+}
+
+void ConsoleReporter::finish(const JobTiming& job) {
   out_ << "\n";
   char line[200];
   std::snprintf(line, sizeof line, "%-8s %-14s %8s %9s %20s %8s %8s %7s %3s %8s\n", "kernel", "precision", "size",
@@ -222,6 +227,10 @@ void ConsoleReporter::finish() {
     failed += r.failed() ? 1 : 0;
     unverified += !r.failed() && !r.verified ? 1 : 0;
   }
+  KernelTimings timings;
+  for (const auto& r : results_) timings.emplace_back(r.config.kernel, r.timing);
+  out_ << "\ntime per kernel (this job's configurations):\n" << time_by_kernel(timings);
+  out_ << time_summary_line(timings, job) << "\n";
   out_ << "\n" << results_.size() << " configurations, " << failed << " failed, " << unverified
        << " failed verification; results in " << results_path_ << "\n" << std::flush;
 }

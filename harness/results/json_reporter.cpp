@@ -1,6 +1,7 @@
 #include "results/json_reporter.hpp"
 
 #include "results/result_json.hpp"
+#include "results/timing_json.hpp"
 #include "runtime/atomic_file.hpp"
 
 namespace mpsb {
@@ -17,7 +18,15 @@ void JsonReporter::report_result(const Result& result, int index, int /*total*/)
   write(false);
 }
 
-void JsonReporter::finish() { write(true); }
+void JsonReporter::report_timing(int index, const ConfigTiming& timing) {
+  const auto slot = static_cast<std::size_t>(index - 1);
+  if (slot < results_.size() && results_[slot]) (*results_[slot])["timing"] = timing_json(timing);
+}
+
+void JsonReporter::finish(const JobTiming& job) {
+  context_["timing"] = job_timing_json(job);
+  write(true);
+}
 
 void JsonReporter::write(bool complete) {
   std::vector<nlohmann::ordered_json> present;

@@ -20,7 +20,9 @@ class JsonReporter final : public Reporter {
       : path_(std::move(path)), results_(std::move(slots)) {}
   void report_context(const Context& context) override;
   void report_result(const Result& result, int index, int total) override;
-  void finish() override;
+  // Kept in memory: the next write (the next result's or finish's) has it.
+  void report_timing(int index, const ConfigTiming& timing) override;
+  void finish(const JobTiming& job) override;
   const std::string& path() const { return path_; }
 
  private:

@@ -190,6 +190,7 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, Shari
   // A mix adds its tenants' flops (matmul, nbody, inference all count them).
   r.primary = mix ? PrimaryMetric::flops : find_kernel(samples.config.kernel)->primary;
   r.mode = sharing_mode(r, samples.ranks, placement, requested_mode);
+  r.timing = samples.timing;
   if (!samples.error.empty()) {
     r.error = samples.error;
     r.noise = noise_record({}, settings);

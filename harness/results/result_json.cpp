@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "measure/throttle.hpp"
+#include "results/timing_json.hpp"
 #include "sharing/device.hpp"
 
 namespace mpsb {
@@ -224,31 +225,33 @@ ojson to_json(const Context& c) {
     }
     ranks.push_back(std::move(rank));
   }
-  return ojson{{"tool", "mpsbench"},
-               {"version", c.version},
-               {"git_commit", c.git_commit},
-               {"git_dirty", c.git_dirty},
-               {"date_utc", c.date_utc},
-               {"argv", c.argv},
-               {"hosts", c.hosts},
-               {"mpi", {{"library_version", c.mpi_library_version}, {"world_size", c.world_size}}},
-               {"mode_requested", to_string(c.mode)},
-               {"device",
-                {{"requested", c.device_requested},
-                 {"used", device_name(c.placement.kind)},
-                 {"note", c.device_note},
-                 {"devices", c.placement.device_count},
-                 {"max_ranks_per_device", c.placement.max_ranks_per_device}}},
-               {"cuda",
-                {{"driver_version", format_cuda_version(c.cuda.driver)},
-                 {"runtime_version", format_cuda_version(c.cuda.runtime)},
-                 {"cublas_version", c.cuda.cublas}}},
-               {"settings", settings_json(c.settings)},
-               {"gpus", gpus},
-               {"ranks", ranks},
-               {"mix", c.mix.empty() ? ojson(nullptr) : ojson(c.mix)},
-               {"other_mps_processes", other_mps_json(c.other_mps_processes)},
-               {"plan", plan_json(c.plan)}};
+  ojson j{{"tool", "mpsbench"},
+          {"version", c.version},
+          {"git_commit", c.git_commit},
+          {"git_dirty", c.git_dirty},
+          {"date_utc", c.date_utc},
+          {"argv", c.argv},
+          {"hosts", c.hosts},
+          {"mpi", {{"library_version", c.mpi_library_version}, {"world_size", c.world_size}}},
+          {"mode_requested", to_string(c.mode)},
+          {"device",
+           {{"requested", c.device_requested},
+            {"used", device_name(c.placement.kind)},
+            {"note", c.device_note},
+            {"devices", c.placement.device_count},
+            {"max_ranks_per_device", c.placement.max_ranks_per_device}}},
+          {"cuda",
+           {{"driver_version", format_cuda_version(c.cuda.driver)},
+            {"runtime_version", format_cuda_version(c.cuda.runtime)},
+            {"cublas_version", c.cuda.cublas}}},
+          {"settings", settings_json(c.settings)},
+          {"gpus", gpus},
+          {"ranks", ranks},
+          {"mix", c.mix.empty() ? ojson(nullptr) : ojson(c.mix)},
+          {"other_mps_processes", other_mps_json(c.other_mps_processes)},
+          {"plan", plan_json(c.plan)}};
+  if (c.timing) j["timing"] = job_timing_json(*c.timing);
+  return j;
 }
 
 namespace {
@@ -295,6 +298,7 @@ ojson failed_json(const Result& r) {
   j["latency"] = nullptr;
   j["collective"] = nullptr;
   j["tenants"] = r.config.is_mix() ? ojson::array() : ojson(nullptr);
+  j["timing"] = timing_json(r.timing);
   return j;
 }
 
@@ -350,7 +354,8 @@ ojson to_json(const Result& r) {
                {"ranks", ranks},
                {"latency", latency_json(r.latency)},
                {"collective", collective_json(r.collective)},
-               {"tenants", tenants_json(r)}});
+               {"tenants", tenants_json(r)},
+               {"timing", timing_json(r.timing)}});
   return j;
 }
 
