@@ -16,6 +16,7 @@
 #include "cli/listings.hpp"
 #include "cli/options.hpp"
 #include "measure/clock.hpp"
+#include "measure/host_memory.hpp"
 #include "measure/measure.hpp"
 #include "measure/placement.hpp"
 #include "measure/plan.hpp"
@@ -186,6 +187,7 @@ int run(int argc, char** argv, double process_start) {
       build_plan(opt.plan, opt.mode, device.kind, placement.max_ranks_per_device, placement.device_count);
   if (mode_info(opt.mode).green_contexts) check_green_partitions(ctx, placement, plan);
   const std::vector<std::string> memory_warnings = preflight_memory(plan, placement);
+  if (device.kind == DeviceKind::cpu) check_host_memory(ctx, plan);  // the OOM killer gives no second chance
 
   Context context;
   context.version = build_version();
@@ -242,6 +244,12 @@ int run(int argc, char** argv, double process_start) {
   job.reporters_s = phase.lap();
   const double offset = clock_offset_to_root(ctx, all_hosts);
   job.clock_offset_s = phase.lap();
+  // Kept for the whole job: each rank's workloads between configurations, and on the first rank of each
+  // GPU that GPU's monitor (clocks, energy, GPM in the background).
+  JobState state;
+  state.monitor = open_job_monitor(placement, ctx.rank);
+  MPSB_MPI(MPI_Barrier(ctx.world));
+  job.monitors_s = phase.lap();
   const bool streams = runs_instances_in_one_rank(opt.mode);  // streams or green
 
   std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_throughput;
@@ -262,7 +270,7 @@ int run(int argc, char** argv, double process_start) {
     // streams, green: the first rank of each GPU runs k instances; otherwise k ranks run one each.
     const ConfigSamples samples = measure_config(ctx, placement, config, static_cast<int>(i) + 1,
                                                  context.settings, streams ? 1 : config.ranks_per_gpu,
-                                                 streams ? config.ranks_per_gpu : 1, offset);
+                                                 streams ? config.ranks_per_gpu : 1, offset, state);
     watchdog.disarm();
     if (ctx.rank != 0) continue;
     const auto key = std::make_tuple(config.kernel, config.precision, config.size);

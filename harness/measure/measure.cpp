@@ -35,7 +35,8 @@ class ActiveComm {
 
 std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placement& placement,
                                   const Config& config, int config_index, const MeasureSettings& settings,
-                                  int rank, double offset, double config_start, std::int64_t* iterations) {
+                                  int rank, double offset, double config_start, std::int64_t* iterations,
+                                  JobState& job) {
   Team team(instances, active, offset, config.is_mix());
   team.config_start = config_start;
   std::vector<RankSamples> samples(static_cast<std::size_t>(instances));
@@ -49,8 +50,11 @@ std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placemen
   }
   auto body = [&](int i) {
     try {
+      // --mode green makes its green contexts per configuration: nothing is kept.
+      CachedInstance* kept = settings.green_contexts ? nullptr : &job.cache.slot(i);
       samples[static_cast<std::size_t>(i)] =
-          run_instance(team, i, placement, config, config_index, settings, rank, iterations, partition.get());
+          run_instance(InstanceRun{team, i, placement, config, config_index, settings, rank, iterations,
+                                   partition.get(), kept, i == 0 ? job.monitor.get() : nullptr});
     } catch (const FatalError& e) {
       // A failure on any thread ends the job: the other threads and ranks
       // would otherwise wait at a barrier forever.
@@ -96,16 +100,17 @@ ConfigTiming config_timing(const ConfigSamples& out, const InstanceTiming& mine,
 
 ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, const Config& config,
                              int config_index, const MeasureSettings& settings, int active_slots,
-                             int instances_per_rank, double clock_offset_s) {
+                             int instances_per_rank, double clock_offset_s, JobState& job) {
   const double start = now_seconds();
   const bool active = placement.is_active(ctx.rank, active_slots);
+  job.cache.prepare(config_of_slot(config, placement.ranks[ctx.rank].slot), instances_per_rank);
   ActiveComm comm(ctx.world, active, ctx.rank);
   std::int64_t iterations = 0;
   nlohmann::json mine = nlohmann::json::array();
   InstanceTiming first;  // this rank's first instance (rank 0's is the timeline timing.hpp describes)
   if (active) {
     const auto samples = run_team(instances_per_rank, comm.get(), placement, config, config_index, settings,
-                                  ctx.rank, clock_offset_s, start, &iterations);
+                                  ctx.rank, clock_offset_s, start, &iterations, job);
     first = samples.front().timing;
     for (const auto& s : samples) mine.push_back(nlohmann::json::parse(serialize(s)));
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "measure/throttle.hpp"
+#include "results/energy_json.hpp"
 #include "results/timing_json.hpp"
 #include "sharing/device.hpp"
 
@@ -171,7 +172,8 @@ ojson settings_json(const MeasureSettings& s) {
                {"discard_throttled", s.discard_throttled},
                {"throttle_retries", s.throttle_retries},
                {"clock_threshold", s.clock_threshold},
-               {"allreduce_bytes", s.allreduce_bytes ? ojson(*s.allreduce_bytes) : ojson(nullptr)}};
+               {"allreduce_bytes", s.allreduce_bytes ? ojson(*s.allreduce_bytes) : ojson(nullptr)},
+               {"energy_min_span_s", s.energy_min_span_s}};
 }
 
 }  // namespace
@@ -298,6 +300,8 @@ ojson failed_json(const Result& r) {
   j["latency"] = nullptr;
   j["collective"] = nullptr;
   j["tenants"] = r.config.is_mix() ? ojson::array() : ojson(nullptr);
+  j["energy"] = energy_json(r.energy);
+  j["gpu_activity"] = activity_json(r.gpu_activity);
   j["timing"] = timing_json(r.timing);
   return j;
 }
@@ -355,6 +359,8 @@ ojson to_json(const Result& r) {
                {"latency", latency_json(r.latency)},
                {"collective", collective_json(r.collective)},
                {"tenants", tenants_json(r)},
+               {"energy", energy_json(r.energy)},
+               {"gpu_activity", activity_json(r.gpu_activity)},
                {"timing", timing_json(r.timing)}});
   return j;
 }

@@ -47,7 +47,7 @@ std::string time_summary_line(const KernelTimings& configs, const JobTiming& job
                      seconds(t.warmup) + ", outside " + seconds(outside) + " (" + percent + "): start-up " +
                      seconds(startup) + ", setup " + seconds(t.setup) + ", first runs " + seconds(t.first_run) +
                      ", gaps between windows " + seconds(t.gaps);
-  if (t.metering > 0) line += ", energy metering " + seconds(t.metering);
+  if (t.metering >= 0.005) line += ", energy metering " + seconds(t.metering);
   line += ", verification " + seconds(t.verification) + ", gather " + seconds(t.gather) + ", report " +
           seconds(t.report) + ", between configurations " + seconds(between);
   return line;
