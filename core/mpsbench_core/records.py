@@ -49,6 +49,14 @@ def app_name(r: Mapping[str, Any]) -> str:
     return str(r.get("precision", ""))
 
 
+def app_params(r: Mapping[str, Any]) -> str:
+    """An application record's parameters: how its copies were pinned to CPUs (``app.bind``, mpsbench-sweep
+    --app-bind) where they were, ``bind=core``; "" for unpinned copies and files before it."""
+    app = r.get("app")
+    bind = app.get("bind") if isinstance(app, Mapping) else None
+    return params_text({"bind": bind}) if isinstance(bind, str) and bind not in ("", "none") else ""
+
+
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -80,7 +88,7 @@ class Result:
     name: str                  # the kernel; the application's name; "mix"
     precision: str             # the kernel's precision; a mix: its tenants as written; "" for an application
     size: int | None           # None for an application; 0 for a mix
-    params: str                # params_text of the kernel's parameters; "" for none
+    params: str                # params_text of the kernel's parameters; an application's binding (app_params)
     mode: str                  # result.mode
     mode_label: str            # modes.label: mps-qos and mps-mem carry their setting
     ranks_per_gpu: int         # ranks per GPU; copies per GPU for an application; a mix: its tenants' sum
@@ -106,7 +114,7 @@ class Result:
             name=app_name(r) if kind == "app" else str(r.get("kernel", "")),
             precision="" if kind == "app" else str(r.get("precision", "")),
             size=None if kind == "app" or not isinstance(size, int) else size,
-            params=params_text(r.get("params")),
+            params=app_params(r) if kind == "app" else params_text(r.get("params")),
             mode=str(r.get("mode")), mode_label=modes.label(r),
             ranks_per_gpu=int(r.get("ranks_per_gpu", 0)),
             status=str(r.get("status")),

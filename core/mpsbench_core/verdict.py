@@ -216,8 +216,9 @@ def _kernel_verdict(mine: list[Result], threshold: float) -> KernelVerdict:
 def _app_verdict(mine: list[Result], threshold: float) -> AppVerdict:
     ok = [r for r in mine if r.usable]
     failed = len(mine) - len(ok)
+    name = mine[0].name + (f" ({mine[0].params})" if mine[0].params else "")  # its binding, if pinned
     if not ok:
-        return AppVerdict(mine[0].name, threshold, None, None, None, (), None, None, "none", failed)
+        return AppVerdict(name, threshold, None, None, None, (), None, None, "none", failed)
     best = max(ok, key=lambda r: (r.median, -r.ranks_per_gpu))
 
     def at(mode: str, k: int) -> float | None:
@@ -232,7 +233,7 @@ def _app_verdict(mine: list[Result], threshold: float) -> AppVerdict:
     outcome = "none"
     if points:
         crossover, below, outcome = copies_crossover(list(ks), [p.gain for p in points], threshold)
-    return AppVerdict(mine[0].name, threshold, best, alone, timeslice, points, crossover, below, outcome, failed)
+    return AppVerdict(name, threshold, best, alone, timeslice, points, crossover, below, outcome, failed)
 
 
 def verdicts(results: Iterable[Result], threshold: float | None = None) -> list[KernelVerdict | AppVerdict]:
