@@ -189,6 +189,7 @@ TEST(GpuMonitor, RealNvmlWhileAKernelRuns) {
   const double end = now_seconds();
   monitor.pause();
   auto second = first ? monitor.counters().gpm_sample(why) : nullptr;
+  work.reset();  // it uses the stream until it is gone
   MPSB_CUDA(cudaStreamDestroy(stream));
   const auto clocks = clock_window(monitor.clock_samples(begin, end));
   EXPECT_GE(clocks.samples, 20) << "1.5 s of samples";
