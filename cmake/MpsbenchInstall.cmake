@@ -1,5 +1,5 @@
 # What `cmake --install BUILD --prefix P` puts where (GNUInstallDirs; P/usr for the DEB package):
-#   bin/                        mpsbench, mpsbench-probe (harness/), mpsbench-micro, bare-gemm (benchmarks/),
+#   bin/                        mpsbench, mpsbench-probe, mpsbench-meter (harness/), mpsbench-micro, bare-gemm (benchmarks/),
 #                               mpsbench-sweep (below)
 #   share/mpsbench/presets/     the --preset files: mpsbench looks for them relative to its own path
 #                               (presets.cpp), before the source tree's and after $MPSBENCH_PRESET_DIR

@@ -16,10 +16,12 @@
 #include "cli/listings.hpp"
 #include "cli/options.hpp"
 #include "measure/clock.hpp"
+#include "measure/host_memory.hpp"
 #include "measure/measure.hpp"
 #include "measure/placement.hpp"
 #include "measure/plan.hpp"
 #include "measure/preflight.hpp"
+#include "measure/timing.hpp"
 #include "measure/watchdog.hpp"
 #include "results/console_reporter.hpp"
 #include "results/json_reporter.hpp"
@@ -138,11 +140,16 @@ std::vector<std::optional<nlohmann::ordered_json>> load_resume(const MpiContext&
   return slots;
 }
 
-int run(int argc, char** argv) {
+// `process_start`: now_seconds() on entering main(), before MPI_Init.
+int run(int argc, char** argv, double process_start) {
   MpiContext ctx = make_mpi_context();
+  JobTiming job;
+  job.mpi_init_s = now_seconds() - process_start;
+  Stopwatch phase;
   const std::vector<std::string> args(argv + 1, argv + argc);
   const Options opt = parse_options(args);
   init_fault_injection_from_environment();
+  job.options_s = phase.lap();
   if (opt.prints_only()) {
     if (ctx.rank == 0) print_listings(std::cout, opt);
     free_mpi_context(ctx);
@@ -156,11 +163,15 @@ int run(int argc, char** argv) {
   if (opt.device != DeviceChoice::cpu) check_thread_percentage_everywhere(ctx);
   const GpuProbe probe = opt.device == DeviceChoice::cpu ? GpuProbe{} : probe_gpus(opt.gpus);
   const DeviceDecision device = decide_device(ctx, opt.device, probe);
+  job.preflight_s = phase.lap();
   GpuInfo gpu;
+  // In turn, not at once: each rank's context memory is the drop in free memory its context caused
+  // (context.ranks[].context_memory_bytes, which the client ramp reports).
   if (device.kind == DeviceKind::gpu) gpu = open_gpus_in_turn(ctx, probe.usable);
   // Free memory once every rank's context exists: what the sweep can really use.
   MPSB_MPI(MPI_Barrier(ctx.world));
   if (device.kind == DeviceKind::gpu) gpu.memory_free_bytes = current_gpu_free_bytes();
+  job.gpu_open_s = phase.lap();
 
   std::vector<RankPlacement> ranks;
   for (const auto& text :
@@ -176,6 +187,7 @@ int run(int argc, char** argv) {
       build_plan(opt.plan, opt.mode, device.kind, placement.max_ranks_per_device, placement.device_count);
   if (mode_info(opt.mode).green_contexts) check_green_partitions(ctx, placement, plan);
   const std::vector<std::string> memory_warnings = preflight_memory(plan, placement);
+  if (device.kind == DeviceKind::cpu) check_host_memory(ctx, plan);  // the OOM killer gives no second chance
 
   Context context;
   context.version = build_version();
@@ -204,6 +216,7 @@ int run(int argc, char** argv) {
   std::vector<char> done;
   auto resumed = load_resume(ctx, opt, context, done);
   const std::size_t resumed_count = static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));
+  job.placement_s = phase.lap();
 
   std::vector<std::unique_ptr<Reporter>> reporters;
   rank0_check(ctx, [&] {
@@ -228,7 +241,15 @@ int run(int argc, char** argv) {
     reporters.push_back(std::move(json));
   });
 
+  job.reporters_s = phase.lap();
   const double offset = clock_offset_to_root(ctx, all_hosts);
+  job.clock_offset_s = phase.lap();
+  // Kept for the whole job: each rank's workloads between configurations, and on the first rank of each
+  // GPU that GPU's monitor (clocks, energy, GPM in the background).
+  JobState state;
+  state.monitor = open_job_monitor(placement, ctx.rank);
+  MPSB_MPI(MPI_Barrier(ctx.world));
+  job.monitors_s = phase.lap();
   const bool streams = runs_instances_in_one_rank(opt.mode);  // streams or green
 
   std::map<std::tuple<std::string, std::string, std::int64_t>, double> one_rank_throughput;
@@ -242,19 +263,21 @@ int run(int argc, char** argv) {
   Watchdog watchdog;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     if (done[i]) continue;
+    const double config_start = now_seconds();
     const Config& config = plan[i];
     // Armed on every rank, idle ones too, at the same point of the sweep.
     watchdog.arm(opt.timeout_s, error_identity() + ": " + describe_config(config, i));
     // streams, green: the first rank of each GPU runs k instances; otherwise k ranks run one each.
     const ConfigSamples samples = measure_config(ctx, placement, config, static_cast<int>(i) + 1,
                                                  context.settings, streams ? 1 : config.ranks_per_gpu,
-                                                 streams ? config.ranks_per_gpu : 1, offset);
+                                                 streams ? config.ranks_per_gpu : 1, offset, state);
     watchdog.disarm();
     if (ctx.rank != 0) continue;
     const auto key = std::make_tuple(config.kernel, config.precision, config.size);
     std::optional<double> baseline;
     if (const auto it = one_rank_throughput.find(key); it != one_rank_throughput.end()) baseline = it->second;
-    const Result result = summarize(samples, placement, opt.mode, context.settings, baseline, alone);
+    Stopwatch reporting;
+    Result result = summarize(samples, placement, opt.mode, context.settings, baseline, alone);
     if (config.ranks_per_gpu == 1 && !result.failed()) one_rank_throughput[key] = result.primary_summary().median;
     if (!config.is_mix() && !result.failed()) {
       alone[std::make_tuple(config.kernel, config.precision, config.size, config.ranks_per_gpu)] =
@@ -263,9 +286,16 @@ int run(int argc, char** argv) {
     }
     any_failed = any_failed || result.failed();
     all_verified = all_verified && (result.failed() || result.verified);
+    result.timing.report_s = reporting.seconds();  // so far: a killed job's file keeps these
+    result.timing.wall_s = now_seconds() - config_start;
     for (auto& r : reporters) r->report_result(result, static_cast<int>(i) + 1, static_cast<int>(plan.size()));
+    result.timing.report_s = reporting.seconds();
+    result.timing.wall_s = now_seconds() - config_start;
+    for (auto& r : reporters) r->report_timing(static_cast<int>(i) + 1, result.timing);
   }
-  for (auto& r : reporters) r->finish();
+  job.configurations_s = phase.lap();
+  job.total_s = now_seconds() - process_start;
+  for (auto& r : reporters) r->finish(job);
   if (ctx.rank == 0 && without_mps_daemon(opt.mode, placement)) {
     std::cout << "mpsbench: no MPS daemon was running: for the timeslice vs MPS comparison run "
                  "scripts/bootstrap.sh run (or harness/mpsbench-sweep)\n"
@@ -282,6 +312,7 @@ int run(int argc, char** argv) {
 }  // namespace mpsb
 
 int main(int argc, char** argv) {
+  const double process_start = mpsb::now_seconds();
   // Only the main thread calls MPI; --mode streams adds worker threads.
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS ||
@@ -293,7 +324,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int exit_code = 0;
   try {
-    exit_code = mpsb::run(argc, argv);
+    exit_code = mpsb::run(argc, argv, process_start);
   } catch (const mpsb::UsageError& e) {
     // Every rank reaches the same verdict; one line is enough.
     if (rank == 0) std::fprintf(stderr, "mpsbench: error: %s\n", e.what());

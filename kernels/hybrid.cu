@@ -130,6 +130,7 @@ class HybridGpu final : public HybridWorkload {
   }
 
   std::vector<std::pair<std::string, double>> details() const override { return phases_.details(); }
+  void restart_details() override { phases_.restart(); }
   const float* last_input() const override { return input_.get(); }
 
  private:

@@ -117,6 +117,11 @@ void PhaseClock::add(clock::duration cpu, clock::duration gpu) {
   ++count_;
 }
 
+void PhaseClock::restart() {
+  if (count_ > 0) count_ = 1;
+  cpu_sum_s_ = gpu_sum_s_ = 0;
+}
+
 std::vector<std::pair<std::string, double>> PhaseClock::details() const {
   if (count_ == 0) return {};
   if (count_ == 1) return {{"cpu_phase_s", first_cpu_s_}, {"gpu_phase_s", first_gpu_s_}};
@@ -158,6 +163,7 @@ class HybridCpu final : public HybridWorkload {
   Work work() const override { return work_per_iteration(n_, sweeps_); }
   Verification verify() override { return verify_reaction(input_.data(), output_.data(), n_, seed_ + 1); }
   std::vector<std::pair<std::string, double>> details() const override { return phases_.details(); }
+  void restart_details() override { phases_.restart(); }
   const float* last_input() const override { return input_.data(); }
 
  private:

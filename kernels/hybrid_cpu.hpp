@@ -99,6 +99,8 @@ class PhaseClock {
  public:
   using clock = std::chrono::steady_clock;
   void add(clock::duration cpu, clock::duration gpu);
+  // From now on as if only the first run had been seen: the next runs are averaged, none left out.
+  void restart();
   std::vector<std::pair<std::string, double>> details() const;
 
  private:

@@ -121,6 +121,20 @@ constexpr double kReferenceBudget = 2147483648.0;
 Verification verify_output(Storage s, const Shape& shape, std::uint64_t seed, const float* out,
                            std::uint64_t sample_seed, double budget = kReferenceBudget);
 
+// The float64 references verify_output compares with: the checked rows (rounded pass), each row's RMS
+// and the rounding sensitivity. The same for the same model, input and sample seed, so a workload
+// verified again (the harness keeps it from one configuration to the next) computes them once.
+struct OutputReference {
+  Storage storage = Storage::fp16;
+  std::vector<std::int64_t> rows;
+  std::vector<double> ref;  // rows x hidden
+  std::vector<double> rms;  // per checked row
+  double sensitivity = 0;
+};
+OutputReference output_reference(Storage s, const Shape& shape, std::uint64_t seed, std::uint64_t sample_seed,
+                                 double budget = kReferenceBudget);
+Verification verify_output(const OutputReference& reference, const Shape& shape, const float* out);
+
 std::unique_ptr<Workload> make_cpu_workload(const WorkloadArgs& args);
 
 }  // namespace mpsb::inference

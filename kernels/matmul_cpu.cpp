@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -94,9 +95,38 @@ Inputs make_inputs(const std::string& precision, std::int64_t n, std::uint64_t s
   return in;
 }
 
-Verification verify_product(const Inputs& in, const std::vector<float>& c, const std::string& precision,
-                            std::uint64_t sample_seed) {
+ProductReference product_reference(const Inputs& in, std::uint64_t sample_seed) {
   const std::int64_t n = in.n;
+  ProductReference r;
+  auto add_entry = [&](std::int64_t i, std::int64_t j) {
+    double ref = 0, magnitude = 0;
+    for (std::int64_t k = 0; k < n; ++k) {
+      const double p = static_cast<double>(in.a[i * n + k]) * static_cast<double>(in.b[k * n + j]);
+      ref += p;
+      magnitude += std::fabs(p);
+    }
+    r.entries.push_back({i, j, ref, magnitude});
+  };
+  if (n <= kFullCheckMaxN) {
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j) add_entry(i, j);
+  } else {
+    add_entry(0, 0);
+    add_entry(0, n - 1);
+    add_entry(n - 1, 0);
+    add_entry(n - 1, n - 1);
+    std::uint64_t state = sample_seed;
+    for (std::int64_t s = 0; s < kSampledEntries; ++s) {
+      const auto i = static_cast<std::int64_t>(splitmix64(state) % static_cast<std::uint64_t>(n));
+      const auto j = static_cast<std::int64_t>(splitmix64(state) % static_cast<std::uint64_t>(n));
+      add_entry(i, j);
+    }
+  }
+  return r;
+}
+
+Verification verify_product(const ProductReference& reference, std::int64_t n, const std::vector<float>& c,
+                            const std::string& precision) {
   Verification v;
   v.tolerance = tolerance(precision);
   for (std::size_t idx = 0; idx < c.size(); ++idx) {
@@ -109,42 +139,26 @@ Verification verify_product(const Inputs& in, const std::vector<float>& c, const
       return v;
     }
   }
-  auto check_entry = [&](std::int64_t i, std::int64_t j) {
-    double ref = 0, magnitude = 0;
-    for (std::int64_t k = 0; k < n; ++k) {
-      const double p = static_cast<double>(in.a[i * n + k]) * static_cast<double>(in.b[k * n + j]);
-      ref += p;
-      magnitude += std::fabs(p);
-    }
-    const double err = std::fabs(static_cast<double>(c[i * n + j]) - ref) / std::max(magnitude, 1e-300);
+  for (const auto& e : reference.entries) {
+    const double err = std::fabs(static_cast<double>(c[e.i * n + e.j]) - e.ref) / std::max(e.magnitude, 1e-300);
     ++v.checked;
     if (err > v.max_rel_error) {
       v.max_rel_error = err;
       if (err > v.tolerance) {
         std::ostringstream msg;
-        msg << "C[" << i << "][" << j << "] = " << c[i * n + j] << ", float64 reference " << ref;
+        msg << "C[" << e.i << "][" << e.j << "] = " << c[e.i * n + e.j] << ", float64 reference " << e.ref;
         v.detail = msg.str();
       }
-    }
-  };
-  if (n <= kFullCheckMaxN) {
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < n; ++j) check_entry(i, j);
-  } else {
-    check_entry(0, 0);
-    check_entry(0, n - 1);
-    check_entry(n - 1, 0);
-    check_entry(n - 1, n - 1);
-    std::uint64_t state = sample_seed;
-    for (std::int64_t s = 0; s < kSampledEntries; ++s) {
-      const auto i = static_cast<std::int64_t>(splitmix64(state) % static_cast<std::uint64_t>(n));
-      const auto j = static_cast<std::int64_t>(splitmix64(state) % static_cast<std::uint64_t>(n));
-      check_entry(i, j);
     }
   }
   v.ok = v.max_rel_error <= v.tolerance;
   if (v.ok) v.detail.clear();
   return v;
+}
+
+Verification verify_product(const Inputs& in, const std::vector<float>& c, const std::string& precision,
+                            std::uint64_t sample_seed) {
+  return verify_product(product_reference(in, sample_seed), in.n, c, precision);
 }
 
 namespace {
@@ -178,13 +192,17 @@ class MatmulCpu final : public Workload {
     const double n = static_cast<double>(n_);
     return Work{2.0 * n * n * n, 3.0 * n * n * element_bytes(precision_), 0, ""};
   }
-  Verification verify() override { return verify_product(inputs_, c_, precision_, seed_ + 1); }
+  Verification verify() override {
+    if (!reference_) reference_ = product_reference(inputs_, seed_ + 1);  // once: verified again when kept
+    return verify_product(*reference_, n_, c_, precision_);
+  }
 
  private:
   std::string precision_;
   std::int64_t n_;
   std::uint64_t seed_ = 0;
   Inputs inputs_;
+  std::optional<ProductReference> reference_;
   std::vector<float> a_, b_, c_;
 };
 

@@ -38,6 +38,21 @@ Inputs make_inputs(const std::string& precision, std::int64_t n, std::uint64_t s
 Verification verify_product(const Inputs& in, const std::vector<float>& c, const std::string& precision,
                             std::uint64_t sample_seed);
 
+// The float64 reference of the entries verify_product checks, each with its (|A||B|)_ij: the same for
+// the same inputs and sample seed, so a workload verified again (the harness keeps it from one
+// configuration to the next) computes it once and then only compares.
+struct ProductReference {
+  struct Entry {
+    std::int64_t i = 0, j = 0;
+    double ref = 0, magnitude = 0;
+  };
+  std::vector<Entry> entries;  // in the order they are checked
+};
+ProductReference product_reference(const Inputs& in, std::uint64_t sample_seed);
+// verify_product against a reference computed before (n: the matrices' size).
+Verification verify_product(const ProductReference& reference, std::int64_t n, const std::vector<float>& c,
+                            const std::string& precision);
+
 std::unique_ptr<Workload> make_cpu_workload(const WorkloadArgs& args);
 
 }  // namespace mpsb::matmul

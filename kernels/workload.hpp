@@ -79,6 +79,11 @@ class Workload {
   // verify() proves the timed iterations ran, not just the warm-up. Kernels
   // whose state carries from one iteration to the next need nothing.
   virtual void poison_outputs() {}
+  // Called untimed before a configuration that reuses this workload (the
+  // harness keeps it from the previous configuration of the same kernel,
+  // precision and size): a kernel whose details() accumulate over its runs
+  // starts them afresh here, so they describe this configuration alone.
+  virtual void restart_details() {}
 };
 
 // Which Work field is the headline throughput of a kernel.

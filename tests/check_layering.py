@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-LAYERS = {"runtime": 1, "sharing": 2, "measure": 3, "cli": 4, "results": 4}
+LAYERS = {"runtime": 1, "sharing": 2, "telemetry": 2, "measure": 3, "cli": 4, "results": 4}
 KERNELS = 0
 SOURCES = (".hpp", ".cpp", ".cu", ".cuh")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)

@@ -139,6 +139,7 @@ const std::map<std::string, std::vector<std::string>>& samples() {
       {"--discard-throttled", {"--discard-throttled"}},
       {"--throttle-retries", {"--discard-throttled", "--throttle-retries", "2"}},
       {"--clock-threshold", {"--clock-threshold", "80"}},
+      {"--energy-min-span", {"--energy-min-span", "1"}},
       {"--seed", {"--seed", "7"}},
       {"--output", {"--output", "out.json"}},
       {"--timeout", {"--timeout", "0"}},

@@ -117,6 +117,13 @@ std::vector<OptionSpec> build_table() {
        [](Options& o, const std::string& flag, const std::string& v) {
          o.measure.clock_threshold = parse_percent(flag, v, true);
        }},
+      {"--energy-min-span", "", "SECONDS", "0",
+       "meter each configuration's energy over at least this long: its kept repetitions, after an untimed "
+       "stretch of the same work where they are shorter (NVML's energy counter changes about every 0.1 s, so "
+       "longer spans give smaller uncertainties; 0: the kept repetitions alone; --preset energy: 1)",
+       [](Options& o, const std::string& flag, const std::string& v) {
+         o.measure.energy_min_span_s = parse_energy_span(flag, v);
+       }},
       {"--seed", "", "N", "1", "random input seed",
        [](Options& o, const std::string& flag, const std::string& v) {
          o.measure.seed = static_cast<std::uint64_t>(parse_integer(flag, v, 0, INT64_MAX));

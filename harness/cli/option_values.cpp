@@ -73,6 +73,12 @@ double parse_warmup(const std::string& flag, const std::string& text) {
   return value;
 }
 
+double parse_energy_span(const std::string& flag, const std::string& text) {
+  const double value = parse_real(flag, text, "a number of seconds");
+  if (value < 0 || value > 60) throw UsageError(flag + ": " + text + " must be in [0, 60] seconds");
+  return value;
+}
+
 double parse_percent(const std::string& flag, const std::string& text, bool allow_100) {
   const std::string number = !text.empty() && text.back() == '%' ? text.substr(0, text.size() - 1) : text;
   const double value = parse_real(flag, number, "a percentage", text);

@@ -19,6 +19,8 @@ double parse_seconds(const std::string& flag, const std::string& text);
 double parse_timeout(const std::string& flag, const std::string& text);
 // --warmup-time: [0, 60] seconds; 0 leaves only the stability check.
 double parse_warmup(const std::string& flag, const std::string& text);
+// --energy-min-span: [0, 60] seconds (0: the kept repetitions alone).
+double parse_energy_span(const std::string& flag, const std::string& text);
 // "1", "1%" or "0.5" percent, returned as a fraction; `allow_100`: 100 % is
 // a valid value (a threshold), else the range is open at 100 (a noise target).
 double parse_percent(const std::string& flag, const std::string& text, bool allow_100);

@@ -7,10 +7,6 @@
 
 namespace mpsb {
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 double clock_offset_to_root(const MpiContext& ctx, const std::vector<std::string>& hosts) {
   constexpr int kPings = 16;
   constexpr int kTag = 7301;

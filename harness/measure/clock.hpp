@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "runtime/mpi_context.hpp"
+#include "runtime/steady_clock.hpp"
 
 namespace mpsb {
 
-double now_seconds();  // steady clock, seconds
+// now_seconds(): runtime/steady_clock.hpp.
 // Collective over ctx.world; `hosts` holds every rank's host. Returns the
 // value to add to this rank's now_seconds() to get rank 0's clock.
 double clock_offset_to_root(const MpiContext& ctx, const std::vector<std::string>& hosts);

@@ -1,10 +1,13 @@
-// One instance's measurement of one configuration: its untimed setup, the
-// calibration and warm-up it joins, its timed repetitions and its
-// verification after timing.
+// One instance's measurement of one configuration: its untimed setup (or the
+// workload kept from the previous configuration), the calibration and warm-up
+// it joins, the metered stretch, its timed repetitions and its verification
+// after timing.
 #pragma once
 
 #include <cstdint>
 
+#include "measure/gpu_watch.hpp"
+#include "measure/instance_cache.hpp"
 #include "measure/placement.hpp"
 #include "measure/plan.hpp"
 #include "measure/samples.hpp"
@@ -14,13 +17,23 @@
 
 namespace mpsb {
 
-// Instance `instance` of world rank `rank` in `team`; `config_index` is
-// 1-based. Writes the calibrated count to *iterations on instance 0.
-// `partition`: --mode green's split of the GPU, else nullptr. Out of memory in
-// setup comes back as the samples' error (every instance then skips timing);
-// any other error throws.
-RankSamples run_instance(Team& team, int instance, const Placement& placement, const Config& config,
-                         int config_index, const MeasureSettings& settings, int rank, std::int64_t* iterations,
-                         const GreenPartition* partition);
+// Instance `instance` of world rank `rank` in `team`; `config_index` is 1-based.
+struct InstanceRun {
+  Team& team;
+  int instance = 0;
+  const Placement& placement;
+  const Config& config;
+  int config_index = 1;
+  const MeasureSettings& settings;
+  int rank = 0;
+  std::int64_t* iterations = nullptr;          // instance 0 writes the calibrated count here
+  const GreenPartition* partition = nullptr;   // --mode green's split of the GPU, else nullptr
+  CachedInstance* kept = nullptr;              // where its workload is kept between configurations; nullptr: not kept
+  JobMonitor* monitor = nullptr;               // its GPU's monitor, on the instance that watches the GPU only
+};
+
+// Out of memory in setup comes back as the samples' error (every instance then skips timing); any other
+// error throws.
+RankSamples run_instance(const InstanceRun& run);
 
 }  // namespace mpsb

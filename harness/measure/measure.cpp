@@ -1,10 +1,12 @@
 #include "measure/measure.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "measure/clock.hpp"
 #include "measure/instance.hpp"
 #include "measure/team.hpp"
 #include "runtime/check.hpp"
@@ -33,8 +35,10 @@ class ActiveComm {
 
 std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placement& placement,
                                   const Config& config, int config_index, const MeasureSettings& settings,
-                                  int rank, double offset, std::int64_t* iterations) {
+                                  int rank, double offset, double config_start, std::int64_t* iterations,
+                                  JobState& job) {
   Team team(instances, active, offset, config.is_mix());
+  team.config_start = config_start;
   std::vector<RankSamples> samples(static_cast<std::size_t>(instances));
   // --mode green: one split of the GPU's SMs into disjoint groups, one per
   // instance, before the threads start (each then makes its own green context).
@@ -46,8 +50,11 @@ std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placemen
   }
   auto body = [&](int i) {
     try {
+      // --mode green makes its green contexts per configuration: nothing is kept.
+      CachedInstance* kept = settings.green_contexts ? nullptr : &job.cache.slot(i);
       samples[static_cast<std::size_t>(i)] =
-          run_instance(team, i, placement, config, config_index, settings, rank, iterations, partition.get());
+          run_instance(InstanceRun{team, i, placement, config, config_index, settings, rank, iterations,
+                                   partition.get(), kept, i == 0 ? job.monitor.get() : nullptr});
     } catch (const FatalError& e) {
       // A failure on any thread ends the job: the other threads and ranks
       // would otherwise wait at a barrier forever.
@@ -67,23 +74,49 @@ std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placemen
   return samples;
 }
 
+// Rank 0's view of the configuration's phases (timing.hpp): its first
+// instance's timeline, which waits for every other instance at each step, and
+// the slowest instance's own setup.
+ConfigTiming config_timing(const ConfigSamples& out, const InstanceTiming& mine, double until_verified,
+                           double gather_s) {
+  ConfigTiming t;
+  for (const auto& s : out.ranks) {
+    t.setup_s = std::max(t.setup_s, s.timing.setup_s);
+    t.reused_instances += s.timing.reused ? 1 : 0;
+  }
+  t.instances = static_cast<int>(out.ranks.size());
+  t.first_run_s = std::max(0.0, mine.ready_s - t.setup_s);
+  t.warmup_s = mine.warmup_s;
+  t.metering_s = mine.metering_s;
+  t.repetitions_s = mine.repetitions_s;
+  t.windows_s = mine.windows_s;
+  t.verification_s =
+      std::max(0.0, until_verified - mine.ready_s - mine.warmup_s - mine.metering_s - mine.repetitions_s);
+  t.gather_s = gather_s;
+  return t;
+}
+
 }  // namespace
 
 ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, const Config& config,
                              int config_index, const MeasureSettings& settings, int active_slots,
-                             int instances_per_rank, double clock_offset_s) {
+                             int instances_per_rank, double clock_offset_s, JobState& job) {
+  const double start = now_seconds();
   const bool active = placement.is_active(ctx.rank, active_slots);
+  job.cache.prepare(config_of_slot(config, placement.ranks[ctx.rank].slot), instances_per_rank);
   ActiveComm comm(ctx.world, active, ctx.rank);
   std::int64_t iterations = 0;
   nlohmann::json mine = nlohmann::json::array();
+  InstanceTiming first;  // this rank's first instance (rank 0's is the timeline timing.hpp describes)
   if (active) {
-    for (const auto& s : run_team(instances_per_rank, comm.get(), placement, config, config_index, settings,
-                                  ctx.rank, clock_offset_s, &iterations)) {
-      mine.push_back(nlohmann::json::parse(serialize(s)));
-    }
+    const auto samples = run_team(instances_per_rank, comm.get(), placement, config, config_index, settings,
+                                  ctx.rank, clock_offset_s, start, &iterations, job);
+    first = samples.front().timing;
+    for (const auto& s : samples) mine.push_back(nlohmann::json::parse(serialize(s)));
   }
   // Inactive ranks wait here, asleep, for the active ones.
   quiet_barrier(ctx.world);
+  const double verified = now_seconds();
   const auto all = gather_strings(ctx.world, active ? mine.dump() : std::string(), 0);
   ConfigSamples out;
   out.config = config;
@@ -101,6 +134,7 @@ ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, 
       }
     }
   }
+  if (ctx.rank == 0) out.timing = config_timing(out, first, verified - start, now_seconds() - verified);
   return out;
 }
 

@@ -9,6 +9,10 @@
 // (green: each thread in its own green context, sharing/green_context.hpp).
 #pragma once
 
+#include <memory>
+
+#include "measure/gpu_watch.hpp"
+#include "measure/instance_cache.hpp"
 #include "measure/placement.hpp"
 #include "measure/plan.hpp"
 #include "measure/samples.hpp"
@@ -22,8 +26,15 @@ namespace mpsb {
 // empty elsewhere. An out-of-memory error in any instance's setup makes every
 // instance skip timing (they agree after setup), and the samples carry the
 // error instead; any other error aborts the job. `config_index` is 1-based.
+// What the job keeps across configurations: `cache`, this rank's workloads
+// (instance_cache.hpp), and `monitor`, its GPU's monitor where this rank
+// watches a GPU (else nullptr).
+struct JobState {
+  InstanceCache cache;
+  std::unique_ptr<JobMonitor> monitor;
+};
 ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, const Config& config,
                              int config_index, const MeasureSettings& settings, int active_slots,
-                             int instances_per_rank, double clock_offset_s);
+                             int instances_per_rank, double clock_offset_s, JobState& job);
 
 }  // namespace mpsb

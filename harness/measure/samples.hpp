@@ -11,6 +11,8 @@
 
 #include "measure/plan.hpp"
 #include "measure/throttle.hpp"
+#include "measure/timing.hpp"
+#include "telemetry/gpu_counters.hpp"
 #include "workload.hpp"
 
 namespace mpsb {
@@ -31,6 +33,28 @@ struct GpuClockRecord {
   std::string note;
   std::optional<double> reference_mhz;
   std::vector<ClockWindow> windows;  // per kept repetition
+};
+
+// One GPU's energy and activity over a configuration's metered span
+// (gpu_watch.hpp): the kept repetitions, after an extra stretch of the same
+// work where --energy-min-span asks for a longer span.
+struct GpuTelemetry {
+  int gpu_index = -1;
+  std::string gpu_uuid;
+  std::string host;
+  // Energy: the mean power between updates of the energy counter inside the span (telemetry/energy_meter.hpp).
+  bool energy_available = false;
+  std::string energy_reason;  // why not, when not
+  double mean_power_w = 0;
+  double energy_span_s = 0;
+  double energy_uncertainty = 0;  // relative
+  int energy_ticks = 0;
+  bool energy_extended = false;   // the first counter update was in the warm-up's last batches
+  // Activity: two GPM samples around the span.
+  bool activity_available = false;
+  std::string activity_reason;
+  GpmFigures activity;
+  double activity_span_s = 0;
 };
 
 // One instance's view of one configuration; times on rank 0's clock.
@@ -57,6 +81,8 @@ struct RankSamples {
   std::vector<bool> affected;  // per kept repetition: some GPU was throttled during it
   int discarded = 0;           // affected repetitions dropped and taken again
   std::optional<GpuClockRecord> clocks;  // only on the instance that sampled its GPU
+  std::optional<GpuTelemetry> telemetry;  // likewise
+  InstanceTiming timing;
 };
 
 struct ConfigSamples {
@@ -65,6 +91,7 @@ struct ConfigSamples {
   std::int64_t iterations = 0;     // per repetition of the first instance (a mix: see RankSamples::iterations)
   std::vector<RankSamples> ranks;  // every instance, in (rank, instance) order
   std::string error;               // the instances' errors joined; non-empty: the configuration failed
+  ConfigTiming timing;             // on rank 0; report_s and wall_s are the caller's to fill in
 };
 
 // How one instance's samples travel to rank 0: a compact JSON text, and back.

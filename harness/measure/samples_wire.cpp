@@ -52,6 +52,39 @@ GpuClockRecord clock_from(const nlohmann::json& j) {
   return c;
 }
 
+nlohmann::json telemetry_json(const GpuTelemetry& t) {
+  const GpmFigures& f = t.activity;
+  return {t.gpu_index,
+          t.gpu_uuid,
+          t.host,
+          {t.energy_available, t.energy_reason, t.mean_power_w, t.energy_span_s, t.energy_uncertainty,
+           t.energy_ticks, t.energy_extended},
+          {t.activity_available, t.activity_reason, optional_json(f.sm_active), optional_json(f.sm_occupancy),
+           optional_json(f.dram_bw), optional_json(f.tensor_active), t.activity_span_s}};
+}
+
+GpuTelemetry telemetry_from(const nlohmann::json& j) {
+  GpuTelemetry t;
+  t.gpu_index = j.at(0).get<int>();
+  t.gpu_uuid = j.at(1).get<std::string>();
+  t.host = j.at(2).get<std::string>();
+  const auto& e = j.at(3);
+  t.energy_available = e.at(0).get<bool>();
+  t.energy_reason = e.at(1).get<std::string>();
+  t.mean_power_w = e.at(2).get<double>();
+  t.energy_span_s = e.at(3).get<double>();
+  t.energy_uncertainty = e.at(4).get<double>();
+  t.energy_ticks = e.at(5).get<int>();
+  t.energy_extended = e.at(6).get<bool>();
+  const auto& a = j.at(4);
+  t.activity_available = a.at(0).get<bool>();
+  t.activity_reason = a.at(1).get<std::string>();
+  t.activity = GpmFigures{optional_from(a.at(2)), optional_from(a.at(3)), optional_from(a.at(4)),
+                          optional_from(a.at(5))};
+  t.activity_span_s = a.at(6).get<double>();
+  return t;
+}
+
 }  // namespace
 
 std::string serialize(const RankSamples& s) {
@@ -73,7 +106,12 @@ std::string serialize(const RankSamples& s) {
                       {"warmup", {s.warmup.seconds, s.warmup.windows, s.warmup.stable}},
                       {"affected", s.affected},
                       {"discarded", s.discarded},
-                      {"clocks", s.clocks ? clock_json(*s.clocks) : nlohmann::json(nullptr)}};
+                      {"clocks", s.clocks ? clock_json(*s.clocks) : nlohmann::json(nullptr)},
+                      {"telemetry", s.telemetry ? telemetry_json(*s.telemetry) : nlohmann::json(nullptr)},
+                      {"timing",
+                       {s.timing.setup_s, s.timing.first_run_s, s.timing.ready_s, s.timing.warmup_s,
+                        s.timing.metering_s, s.timing.repetitions_s, s.timing.windows_s, s.timing.verification_s,
+                        s.timing.reused}}};
   // Non-finite errors (a NaN result) are not valid JSON numbers: carry as text.
   if (!std::isfinite(s.verification.max_rel_error)) j["verification"][1] = "inf";
   return j.dump();
@@ -110,6 +148,11 @@ RankSamples deserialize_samples(const std::string& text) {
   s.affected = j.at("affected").get<std::vector<bool>>();
   s.discarded = j.at("discarded").get<int>();
   if (!j.at("clocks").is_null()) s.clocks = clock_from(j.at("clocks"));
+  if (!j.at("telemetry").is_null()) s.telemetry = telemetry_from(j.at("telemetry"));
+  const auto& t = j.at("timing");
+  s.timing = InstanceTiming{t.at(0).get<double>(), t.at(1).get<double>(), t.at(2).get<double>(),
+                            t.at(3).get<double>(), t.at(4).get<double>(), t.at(5).get<double>(),
+                            t.at(6).get<double>(), t.at(7).get<double>(), t.at(8).get<bool>()};
   return s;
 }
 

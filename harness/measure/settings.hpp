@@ -19,6 +19,9 @@ struct MeasureSettings {
   int throttle_retries = 3;          // dropped repetitions per configuration, at most
   double clock_threshold = 0.9;      // fraction of the reference SM clock
   std::optional<std::int64_t> allreduce_bytes;  // --allreduce: a host MPI_Allreduce after each iteration
+  // The shortest span whose energy each configuration meters: the kept repetitions, after an extra
+  // stretch of the same work where they are shorter (0: the kept repetitions alone).
+  double energy_min_span_s = 0;
   bool green_contexts = false;  // each GPU instance in its own green context (the mode's green_contexts)
 };
 

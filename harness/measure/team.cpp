@@ -49,6 +49,7 @@ void agree_on_repetition(Team& team, int instance, const MeasureSettings& settin
     MPSB_MPI(MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_MAX, team.active));
     RepetitionState& st = team.reps;
     if (st.taken++ == 0) st.first_start = -global[0];
+    st.all_windows_s += global[1] + global[0];
     st.affected = global[2] > 0;
     st.keep = !discard_repetition(st.affected, settings.discard_throttled, st.discarded, settings.throttle_retries);
     if (st.keep) {

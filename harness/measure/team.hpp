@@ -44,6 +44,7 @@ class ThreadBarrier {
 // rank), read by every instance after the second.
 struct RepetitionState {
   std::vector<double> kept_windows;
+  double all_windows_s = 0;  // every repetition's window, discarded ones included
   double first_start = 0;  // min(start) of the first repetition
   int taken = 0;
   int discarded = 0;
@@ -62,6 +63,7 @@ struct Team {
   std::vector<char> affected;      // per instance: its GPU sampler saw throttling in this repetition
   MPI_Comm active;
   double offset;
+  double config_start = 0;  // now_seconds() when this rank began the configuration (timing.hpp)
   bool mixed;              // a mix: tenants calibrate their own iteration counts
   double window = 0;       // written by instance 0 between barriers
   double shortest_own = 0;  // likewise: the shortest end - start of any instance in the last batch

@@ -1,7 +1,7 @@
 // What counts as a throttled repetition: NVML's clock event reason bits
 // (nvmlClocksEventReason*, formerly ...ThrottleReason*) and the SM clock of
 // the samples taken during the repetition. Pure functions, no NVML: the
-// sampler (gpu_clocks.hpp) fills a ClockWindow and these judge it.
+// GPU watch (gpu_watch.hpp) fills a ClockWindow from its monitor's samples and these judge it.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 namespace mpsb {
 
-// The bit values of nvml.h (stable across NVML versions; gpu_clocks.cpp
+// The bit values of nvml.h (stable across NVML versions; telemetry/nvml_counters.cpp
 // checks them against the header when it has one).
 namespace clock_event {
 inline constexpr std::uint64_t kGpuIdle = 0x1;

@@ -55,6 +55,7 @@ Calibrated calibrate_and_warm_up(Team& team, int instance, IterationRunner& runn
     return window;
   };
   std::int64_t& iterations = out.iterations;
+  out.final_count_since_s = now_seconds();
   double window = batch(iterations);
   if (team.mixed) {
     while (team.shortest_own < settings.min_time_s && out.warmup.windows < 64) {
@@ -62,12 +63,14 @@ Calibrated calibrate_and_warm_up(Team& team, int instance, IterationRunner& runn
         iterations = std::min(kMaxIterations, static_cast<std::int64_t>(std::ceil(
                                                   static_cast<double>(iterations) * growth_factor(own, settings.min_time_s))));
       }
+      out.final_count_since_s = now_seconds();
       window = batch(iterations);
     }
   } else {
     while (window < settings.min_time_s && iterations < kMaxIterations) {
       iterations = std::min(kMaxIterations, static_cast<std::int64_t>(std::ceil(
                                                 static_cast<double>(iterations) * growth_factor(window, settings.min_time_s))));
+      out.final_count_since_s = now_seconds();
       window = batch(iterations);
     }
   }
@@ -81,6 +84,20 @@ Calibrated calibrate_and_warm_up(Team& team, int instance, IterationRunner& runn
   }
   out.warmup.stable = verdict == WarmupVerdict::stable;
   return out;
+}
+
+bool stretch_more(const MeasureSettings& settings, double stretched_s, double window_s, int batches) {
+  if (settings.energy_min_span_s <= 0 || batches >= kMaxStretchBatches || !(window_s >= 0)) return false;
+  return stretched_s + settings.repetitions * window_s < settings.energy_min_span_s;
+}
+
+void run_stretch(Team& team, int instance, IterationRunner& runner, std::int64_t count,
+                 const MeasureSettings& settings) {
+  double own = 0, stretched = 0, window = team.window;
+  for (int b = 0; stretch_more(settings, stretched, window, b); ++b) {
+    window = timed_window(team, instance, runner, count, &own);
+    stretched += window;
+  }
 }
 
 }  // namespace mpsb

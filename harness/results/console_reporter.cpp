@@ -6,6 +6,7 @@
 #include <set>
 
 #include "measure/plan.hpp"
+#include "results/time_summary.hpp"
 
 namespace mpsb {
 namespace {
@@ -48,6 +49,25 @@ std::string seconds_text(double s) {
   if (s < 1e-3) return printf_string("%.1f us", s * 1e6);
   if (s < 1) return printf_string("%.2f ms", s * 1e3);
   return printf_string("%.3f s", s);
+}
+
+// "2.41 pJ/FLOP", "-" where the energy is unavailable.
+std::string energy_text(const Result& r) {
+  if (!r.energy.available) return "-";
+  static const char* prefixes[] = {"f", "p", "n", "u", "m", "", "k", "M"};
+  double v = r.energy.joules_per_unit * 1e15;
+  int p = 0;
+  while (std::fabs(v) >= 1000.0 && p < 7) {
+    v /= 1000.0;
+    ++p;
+  }
+  return printf_string("%.3g ", v) + prefixes[p] + r.energy.unit;
+}
+
+// "87%", "-" without GPM.
+std::string sm_active_text(const Result& r) {
+  if (!r.gpu_activity.available || !r.gpu_activity.mean.sm_active) return "-";
+  return printf_string("%.0f%%", *r.gpu_activity.mean.sm_active);
 }
 
 std::string latency_text(const stats::LatencyStats& l) {
@@ -144,6 +164,11 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
   if (const std::string t = throttle_text(r); !t.empty()) out_ << ", " << t;
   out_ << ")";
   if (r.speedup) out_ << ", speedup " << printf_string("%.2f", *r.speedup);
+  if (r.energy.available) {
+    out_ << ", " << energy_text(r) << " (" << printf_string("%.0f W", r.energy.mean_power_w) << ", +-"
+         << percent_text(r.energy.uncertainty) << ")";
+  }
+  if (r.gpu_activity.available) out_ << ", SM active " << sm_active_text(r);
   if (r.latency) out_ << ", " << latency_text(*r.latency);
   if (r.collective) {
     out_ << ", allreduce " << seconds_text(r.collective->time_per_iteration_s.median) << "/iteration ("
@@ -176,11 +201,16 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
   out_ << std::flush;
 }
 
-void ConsoleReporter::finish() {
+void ConsoleReporter::report_timing(int /*index*/, const ConfigTiming& timing) {
+  if (!results_.empty()) results_.back().timing = timing;
+}
+
+void ConsoleReporter::finish(const JobTiming& job) {
   out_ << "\n";
-  char line[200];
-  std::snprintf(line, sizeof line, "%-8s %-14s %8s %9s %20s %8s %8s %7s %3s %8s\n", "kernel", "precision", "size",
-                "ranks/gpu", "aggregate", "speedup", "fairness", "noise", "clk", "verified");
+  char line[240];
+  std::snprintf(line, sizeof line, "%-8s %-14s %8s %9s %20s %8s %8s %7s %3s %14s %9s %8s\n", "kernel", "precision",
+                "size", "ranks/gpu", "aggregate", "speedup", "fairness", "noise", "clk", "J/unit", "SM active",
+                "verified");
   out_ << line;
   bool throttled = false;
   for (const auto& r : results_) {
@@ -189,17 +219,21 @@ void ConsoleReporter::finish() {
     const std::string speedup = r.speedup ? printf_string("%.2f", *r.speedup) : "-";
     const std::string throttle = throttle_text(r);
     throttled = throttled || !throttle.empty();
-    std::snprintf(line, sizeof line, "%-8s %-14s %8lld %9d %20s %8s %8s %7s %3s %8s\n", r.config.kernel.c_str(),
-                  r.config.precision.c_str(), static_cast<long long>(r.config.size), r.config.ranks_per_gpu,
-                  rate.c_str(), speedup.c_str(), fairness.c_str(), noise_text(r).c_str(), throttle.c_str(),
-                  verification_text(r).c_str());
+    std::snprintf(line, sizeof line, "%-8s %-14s %8lld %9d %20s %8s %8s %7s %3s %14s %9s %8s\n",
+                  r.config.kernel.c_str(), r.config.precision.c_str(), static_cast<long long>(r.config.size),
+                  r.config.ranks_per_gpu, rate.c_str(), speedup.c_str(), fairness.c_str(), noise_text(r).c_str(),
+                  throttle.c_str(), energy_text(r).c_str(), sm_active_text(r).c_str(), verification_text(r).c_str());
     out_ << line;
     if (r.failed()) out_ << "  FAILED: " << r.error << "\n";
   }
   out_ << "noise: relative standard error of the median aggregate (! above "
        << (max_noise_ ? "--max-noise " + percent_text(*max_noise_) : std::string("2%, no --max-noise given"))
        << "); clk Tn: n repetitions ran while a GPU was throttled (power or thermal event, or SM clock below "
-       << percent_text(clock_threshold_) << " of its maximum)" << (throttled ? "" : ", none here") << "\n";
+       << percent_text(clock_threshold_) << " of its maximum)" << (throttled ? "" : ", none here")
+       << "; J/unit: GPU energy per unit of work over the kept repetitions, every GPU (- where unavailable: "
+       << (results_.empty() || results_.front().energy.available ? std::string("see the results file")
+                                                                  : results_.front().energy.reason)
+       << "); SM active: GPM's mean SM activity\n";
   bool any_latency = false;
   for (const auto& r : results_) any_latency = any_latency || r.latency.has_value();
   if (any_latency) {
@@ -222,6 +256,10 @@ void ConsoleReporter::finish() {
     failed += r.failed() ? 1 : 0;
     unverified += !r.failed() && !r.verified ? 1 : 0;
   }
+  KernelTimings timings;
+  for (const auto& r : results_) timings.emplace_back(r.config.kernel, r.timing);
+  out_ << "\ntime per kernel (this job's configurations):\n" << time_by_kernel(timings);
+  out_ << time_summary_line(timings, job) << "\n";
   out_ << "\n" << results_.size() << " configurations, " << failed << " failed, " << unverified
        << " failed verification; results in " << results_path_ << "\n" << std::flush;
 }

@@ -17,7 +17,8 @@ class ConsoleReporter final : public Reporter {
       : out_(out), results_path_(std::move(results_path)), planned_(planned) {}
   void report_context(const Context& context) override;
   void report_result(const Result& result, int index, int total) override;
-  void finish() override;
+  void report_timing(int index, const ConfigTiming& timing) override;
+  void finish(const JobTiming& job) override;
 
  private:
   std::ostream& out_;

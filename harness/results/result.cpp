@@ -190,9 +190,12 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, Shari
   // A mix adds its tenants' flops (matmul, nbody, inference all count them).
   r.primary = mix ? PrimaryMetric::flops : find_kernel(samples.config.kernel)->primary;
   r.mode = sharing_mode(r, samples.ranks, placement, requested_mode);
+  r.timing = samples.timing;
   if (!samples.error.empty()) {
     r.error = samples.error;
     r.noise = noise_record({}, settings);
+    r.energy = failed_energy_record();
+    r.gpu_activity = failed_activity_record();
     return r;
   }
   if (!mix) r.work = samples.ranks.front().work;
@@ -209,6 +212,17 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, Shari
   r.byte_per_s = aggregate_rate(work_per_repetition(everyone, &Work::bytes), r.window_s);
   r.item_per_s = aggregate_rate(work_per_repetition(everyone, &Work::items), r.window_s);
   r.cv = stats::coefficient_of_variation(r.primary_summary().samples);
+  {
+    const double work = repetitions * work_per_repetition(everyone, r.primary == PrimaryMetric::flops   ? &Work::flops
+                                                                     : r.primary == PrimaryMetric::bytes ? &Work::bytes
+                                                                                                         : &Work::items);
+    std::string unit = r.primary_unit();  // "FLOP/s" -> "FLOP"
+    unit = unit.substr(0, unit.size() - 2);
+    const bool cpu = placement.kind == DeviceKind::cpu;
+    const auto gpus = telemetry_of(samples);
+    r.energy = energy_record(gpus, r.window_s, work, unit, cpu);
+    r.gpu_activity = activity_record(gpus, cpu);
+  }
   r.noise = noise_record(r.primary_summary().samples, settings);
   if (mix) {
     // Tenants are compared with themselves alone, not with one rank per GPU.

@@ -14,6 +14,8 @@
 #include "measure/samples.hpp"
 #include "measure/settings.hpp"
 #include "measure/stats.hpp"
+#include "measure/timing.hpp"
+#include "results/energy_record.hpp"
 #include "sharing/device.hpp"
 #include "sharing/mps_servers.hpp"
 #include "sharing/sharing_state.hpp"
@@ -82,7 +84,7 @@ struct NoiseRecord {
   std::optional<bool> met;         // relative <= target; none without a target
 };
 
-// The GPU clocks during the kept repetitions (measure/gpu_clocks.hpp, measure/throttle.hpp).
+// The GPU clocks during the kept repetitions (measure/gpu_watch.hpp, measure/throttle.hpp).
 struct ClocksRecord {
   std::string source = "none";  // "nvml" when some GPU was sampled
   std::string note;             // why not, or what could not be read
@@ -123,6 +125,9 @@ struct Result {
   std::optional<stats::LatencyStats> latency;   // over every request of every instance (latency kernels)
   std::optional<CollectiveRecord> collective;   // --allreduce
   std::vector<TenantResult> tenants;            // a mix
+  EnergyRecord energy;                          // over the kept repetitions, every GPU
+  ActivityRecord gpu_activity;                  // GPM, mean over the GPUs
+  ConfigTiming timing;                          // where its time went (report_s, wall_s: main's)
   // Non-empty: the configuration failed (out of memory on some rank) and
   // nothing was measured; only the configuration fields above are meaningful.
   std::string error;
@@ -165,6 +170,7 @@ struct Context {
   // Other users' MPS servers and control daemons found before the run (kept
   // only with --other-mps-users go-on); none when not looked for (--device cpu).
   std::optional<std::vector<MpsProcess>> other_mps_processes;
+  std::optional<JobTiming> timing;  // known at the end: the last write has it
 };
 
 std::string utc_timestamp_iso8601();

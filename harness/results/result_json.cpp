@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "measure/throttle.hpp"
+#include "results/energy_json.hpp"
+#include "results/timing_json.hpp"
 #include "sharing/device.hpp"
 
 namespace mpsb {
@@ -170,7 +172,8 @@ ojson settings_json(const MeasureSettings& s) {
                {"discard_throttled", s.discard_throttled},
                {"throttle_retries", s.throttle_retries},
                {"clock_threshold", s.clock_threshold},
-               {"allreduce_bytes", s.allreduce_bytes ? ojson(*s.allreduce_bytes) : ojson(nullptr)}};
+               {"allreduce_bytes", s.allreduce_bytes ? ojson(*s.allreduce_bytes) : ojson(nullptr)},
+               {"energy_min_span_s", s.energy_min_span_s}};
 }
 
 }  // namespace
@@ -224,31 +227,33 @@ ojson to_json(const Context& c) {
     }
     ranks.push_back(std::move(rank));
   }
-  return ojson{{"tool", "mpsbench"},
-               {"version", c.version},
-               {"git_commit", c.git_commit},
-               {"git_dirty", c.git_dirty},
-               {"date_utc", c.date_utc},
-               {"argv", c.argv},
-               {"hosts", c.hosts},
-               {"mpi", {{"library_version", c.mpi_library_version}, {"world_size", c.world_size}}},
-               {"mode_requested", to_string(c.mode)},
-               {"device",
-                {{"requested", c.device_requested},
-                 {"used", device_name(c.placement.kind)},
-                 {"note", c.device_note},
-                 {"devices", c.placement.device_count},
-                 {"max_ranks_per_device", c.placement.max_ranks_per_device}}},
-               {"cuda",
-                {{"driver_version", format_cuda_version(c.cuda.driver)},
-                 {"runtime_version", format_cuda_version(c.cuda.runtime)},
-                 {"cublas_version", c.cuda.cublas}}},
-               {"settings", settings_json(c.settings)},
-               {"gpus", gpus},
-               {"ranks", ranks},
-               {"mix", c.mix.empty() ? ojson(nullptr) : ojson(c.mix)},
-               {"other_mps_processes", other_mps_json(c.other_mps_processes)},
-               {"plan", plan_json(c.plan)}};
+  ojson j{{"tool", "mpsbench"},
+          {"version", c.version},
+          {"git_commit", c.git_commit},
+          {"git_dirty", c.git_dirty},
+          {"date_utc", c.date_utc},
+          {"argv", c.argv},
+          {"hosts", c.hosts},
+          {"mpi", {{"library_version", c.mpi_library_version}, {"world_size", c.world_size}}},
+          {"mode_requested", to_string(c.mode)},
+          {"device",
+           {{"requested", c.device_requested},
+            {"used", device_name(c.placement.kind)},
+            {"note", c.device_note},
+            {"devices", c.placement.device_count},
+            {"max_ranks_per_device", c.placement.max_ranks_per_device}}},
+          {"cuda",
+           {{"driver_version", format_cuda_version(c.cuda.driver)},
+            {"runtime_version", format_cuda_version(c.cuda.runtime)},
+            {"cublas_version", c.cuda.cublas}}},
+          {"settings", settings_json(c.settings)},
+          {"gpus", gpus},
+          {"ranks", ranks},
+          {"mix", c.mix.empty() ? ojson(nullptr) : ojson(c.mix)},
+          {"other_mps_processes", other_mps_json(c.other_mps_processes)},
+          {"plan", plan_json(c.plan)}};
+  if (c.timing) j["timing"] = job_timing_json(*c.timing);
+  return j;
 }
 
 namespace {
@@ -295,6 +300,9 @@ ojson failed_json(const Result& r) {
   j["latency"] = nullptr;
   j["collective"] = nullptr;
   j["tenants"] = r.config.is_mix() ? ojson::array() : ojson(nullptr);
+  j["energy"] = energy_json(r.energy);
+  j["gpu_activity"] = activity_json(r.gpu_activity);
+  j["timing"] = timing_json(r.timing);
   return j;
 }
 
@@ -350,7 +358,10 @@ ojson to_json(const Result& r) {
                {"ranks", ranks},
                {"latency", latency_json(r.latency)},
                {"collective", collective_json(r.collective)},
-               {"tenants", tenants_json(r)}});
+               {"tenants", tenants_json(r)},
+               {"energy", energy_json(r.energy)},
+               {"gpu_activity", activity_json(r.gpu_activity)},
+               {"timing", timing_json(r.timing)}});
   return j;
 }
 

@@ -1,6 +1,6 @@
 #include "sharing/mig.hpp"
 
-#include "sharing/nvml_library.hpp"
+#include "runtime/nvml_library.hpp"
 
 #include <cctype>
 #include <cstdlib>
@@ -18,7 +18,7 @@ namespace mpsb {
 namespace {
 
 // The NVML ABI this file uses, declared here (the toolkit may lack nvml.h:
-// measure/gpu_clocks.cpp) and checked against the header wherever it exists. Every
+// telemetry/nvml_counters.cpp) and checked against the header wherever it exists. Every
 // call is read-only; nothing here changes a MIG setting.
 using NvmlReturn = int;
 struct NvmlDeviceOpaque;

@@ -1,6 +1,6 @@
 // MIG (Multi-Instance GPU): which physical GPUs have MIG mode on and which
 // MIG devices (GPU instance + compute instance) they hold, read through NVML
-// (opened with dlopen, as nvml_library.hpp explains). mpsbench only reads: it
+// (opened with dlopen, as runtime/nvml_library.hpp explains). mpsbench only reads: it
 // never changes MIG settings.
 //
 // A MIG device is a GPU of its own to CUDA: CUDA_VISIBLE_DEVICES=MIG-<uuid>

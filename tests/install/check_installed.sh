@@ -85,7 +85,7 @@ check_tree() {
   say "$2: checking $p"
   mkdir -p "$out"
   local f
-  for f in bin/mpsbench bin/mpsbench-probe bin/mpsbench-micro bin/bare-gemm bin/mpsbench-sweep \
+  for f in bin/mpsbench bin/mpsbench-probe bin/mpsbench-meter bin/mpsbench-micro bin/bare-gemm bin/mpsbench-sweep \
            libexec/mpsbench/small-kernels share/mpsbench/sweep/app-rank-gpu \
            share/mpsbench/examples/check_output.sh; do
     [ -x "$p/$f" ] || fail "$2: $p/$f is missing or not executable"
@@ -97,7 +97,7 @@ check_tree() {
     [ -f "$p/$f" ] || fail "$2: $p/$f is missing"
   done
   if find "$p" -name __pycache__ | grep -q .; then fail "$2: __pycache__ installed"; fi
-  for f in "$bin"/mpsbench "$bin"/mpsbench-probe "$bin"/mpsbench-micro "$bin"/bare-gemm \
+  for f in "$bin"/mpsbench "$bin"/mpsbench-probe "$bin"/mpsbench-meter "$bin"/mpsbench-micro "$bin"/bare-gemm \
            "$p"/libexec/mpsbench/small-kernels; do
     if ldd "$f" | grep -q 'not found'; then fail "$2: ldd $f: $(ldd "$f" | grep 'not found')"; fi
   done
@@ -147,6 +147,12 @@ EOF
     "$bin/mpsbench-micro" --help >/dev/null || fail "$2: mpsbench-micro --help"
     "$bin/bare-gemm" --help >/dev/null || fail "$2: bare-gemm --help"
     "$bin/mpsbench-probe" --version >/dev/null || fail "$2: mpsbench-probe --version"
+    # The farmer's meter: its protocol under a scripted NVML, from the installed tree alone.
+    echo '{"gpus": [{"uuid": "GPU-fake-0", "tick_s": 0.02}]}' >"$out/nvml.json"
+    printf 'start\nstop\n' | MPSBENCH_FAKE_NVML=$out/nvml.json "$bin/mpsbench-meter" >"$out/meter.txt" ||
+      fail "$2: mpsbench-meter under a fake NVML"
+    grep -qF '{"ready":true,"gpus":[{"index":0,"uuid":"GPU-fake-0"}]}' "$out/meter.txt" &&
+      grep -qF '"span_s":' "$out/meter.txt" || fail "$2: mpsbench-meter printed: $(cat "$out/meter.txt")"
     "$p/libexec/mpsbench/small-kernels" --help >/dev/null || fail "$2: small-kernels --help"
   )
 }

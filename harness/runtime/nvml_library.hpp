@@ -1,8 +1,9 @@
 // libnvidia-ml.so.1, opened at run time rather than linked (CUDA::nvml): it
 // ships with the driver, not the toolkit, so a binary linked against it would
 // not even start on a CPU-only machine or in CI, where mpsbench must still run
-// (--device cpu) and be tested. The clock sampler (measure/gpu_clocks.cpp) and the MIG
-// probe (mig.cpp) each resolve the entry points they need from it.
+// (--device cpu) and be tested. The GPU counters (telemetry/nvml_api.cpp: clocks,
+// energy, GPM) and the MIG probe (sharing/mig.cpp) each resolve the entry points
+// they need from it.
 #pragma once
 
 #include <dlfcn.h>
@@ -12,7 +13,7 @@
 namespace mpsb::nvml_library {
 
 // The library, or nullptr with `problem` saying why. Never closed, and
-// nvmlShutdown never called: samplers may exist until the process ends and
+// nvmlShutdown never called: monitors may exist until the process ends and
 // NVML's own teardown at exit suffices; dlopen and nvmlInit count references,
 // so each user may open it.
 inline void* open(std::string& problem) {

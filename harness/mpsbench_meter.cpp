@@ -1,0 +1,271 @@
+// mpsbench-meter: the energy and GPU activity (GPM) of whatever runs on this
+// node's GPUs between a "start" and a "stop" on standard input, for
+// mpsbench-sweep's farmer, which runs one per node around each configuration
+// of a farmed application (issue 27). The figures and their rules are
+// mpsbench's own (telemetry/: one background monitor per GPU reading NVML's
+// energy counter, energy_meter.hpp's mean power between counter updates, two
+// GPM samples per span).
+//
+// Protocol, one JSON object per line on standard output:
+//   mpsbench-meter [--gpus UUID[,UUID...]]   (default: every GPU NVML lists)
+//   At start: {"ready": true, "gpus": [{"index": I, "uuid": "GPU-..."}, ...]}
+//     (index: NVML's, nvidia-smi's order), or {"ready": false, "reason": "..."} and exit 2 (no GPU could be
+//     opened: NVML absent, an unknown UUID, a bad option).
+//   Then commands on standard input, one per line (blank lines ignored):
+//     start  begins a span: each GPU's monitor resumes and a GPM sample is taken per GPU, at once. A start
+//            while a span is open begins it anew.
+//     stop   ends it and prints
+//            {"span_s": S, "energy": {...}, "gpu_activity": {...},
+//             "gpus": [{"uuid", "index", "energy": {...}, "gpu_activity": {...}}, ...]}
+//            energy: {"available", "joules", "mean_power_w", "span_s", "uncertainty", "method", "reason"?}
+//              (joules = mean power x S; span_s: the time between the first and last counter updates inside
+//              the span, over which the mean power was metered; uncertainty: relative; summed over the GPUs
+//              at the top, uncertainty weighted by joules, span_s the shortest);
+//            gpu_activity: {"available", "sm_active", "sm_occupancy", "dram_bw", "tensor_active", "reason"?}
+//              (percent; the mean over the GPUs at the top).
+//            A figure that cannot be had is "available": false with a "reason" (no numbers), never a zero;
+//            a span shorter than ~0.2 s holds too few counter updates for energy.
+//     Anything else, or a stop without a span: {"error": "..."} and the meter goes on.
+//   End of input: exit 0 (an open span is dropped).
+// MPSBENCH_FAKE_NVML=FILE.json makes it read scripted counters (telemetry/fake_counters.hpp), for tests.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/build_info.hpp"
+#include "runtime/steady_clock.hpp"
+#include "telemetry/gpu_monitor.hpp"
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+using mpsb::GpmFigures;
+
+constexpr int kExitUsage = 2;
+
+const char* const kHelp =
+    "usage: mpsbench-meter [--gpus UUID[,UUID...]] [--version]\n"
+    "\n"
+    "Meters the energy (NVML's total energy counter) and GPM activity (SM active, SM occupancy, DRAM\n"
+    "bandwidth, tensor active, percent) of this node's GPUs (default: every GPU NVML lists) between\n"
+    "commands on standard input, one per line:\n"
+    "  start   begin a span (each GPU's counter watched, one GPM sample per GPU)\n"
+    "  stop    end it: one JSON line {\"span_s\", \"energy\", \"gpu_activity\", \"gpus\": [per GPU]}\n"
+    "At start it prints {\"ready\": true, \"gpus\": [{\"index\", \"uuid\"}]} (or {\"ready\": false, \"reason\"}\n"
+    "and exits 2). Figures that cannot be had are {\"available\": false, \"reason\"}. End of input: exit 0.\n"
+    "The whole protocol: the comment at the top of harness/mpsbench_meter.cpp.\n";
+
+struct Gpu {
+  int index = 0;
+  std::string uuid;
+  std::unique_ptr<mpsb::GpuMonitor> monitor;
+  std::unique_ptr<mpsb::GpmSample> first;
+  std::string first_problem;
+};
+
+ojson figure(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
+
+ojson activity_json(bool available, const GpmFigures& f, const std::string& reason) {
+  ojson j{{"available", available}};
+  if (available) {
+    j["sm_active"] = figure(f.sm_active);
+    j["sm_occupancy"] = figure(f.sm_occupancy);
+    j["dram_bw"] = figure(f.dram_bw);
+    j["tensor_active"] = figure(f.tensor_active);
+  }
+  if (!reason.empty()) j["reason"] = reason;
+  return j;
+}
+
+constexpr const char* kMethod = "nvml_energy_counter: mean power between counter updates inside the span, times "
+                                "the span";
+
+// One GPU's figures over [begin, end].
+ojson gpu_span(Gpu& g, double begin, double end, double* joules, double* power, double* weighted, double* span,
+               bool* energy_ok, GpmFigures* activity, bool* activity_ok, std::string* reasons) {
+  mpsb::GpuCounters& counters = g.monitor->counters();
+  ojson energy{{"available", false}};
+  if (!counters.energy_problem().empty()) {
+    energy["reason"] = counters.energy_problem();
+  } else {
+    const mpsb::PowerEstimate p = mpsb::estimate_power(g.monitor->energy_reads(begin, end), begin, end, begin);
+    if (p.available) {
+      const double j = p.mean_power_w * (end - begin);
+      energy = ojson{{"available", true}, {"joules", j}, {"mean_power_w", p.mean_power_w}, {"span_s", p.span_s},
+                     {"uncertainty", p.uncertainty}, {"method", kMethod}};
+      *joules += j;
+      *power += p.mean_power_w;
+      *weighted += p.uncertainty * j;
+      *span = std::min(*span, p.span_s);
+    } else {
+      energy["reason"] = p.reason;
+    }
+  }
+  if (!energy["available"].get<bool>()) {
+    *energy_ok = false;
+    *reasons += (reasons->empty() ? "" : "; ") + g.uuid + ": " + energy["reason"].get<std::string>();
+  }
+  std::string why;
+  std::unique_ptr<mpsb::GpmSample> second = g.first ? counters.gpm_sample(why) : nullptr;
+  GpmFigures f;
+  bool ok = false;
+  if (!g.first) {
+    why = g.first_problem;
+  } else if (second && second->time_s - g.first->time_s < 0.1) {
+    why = "the span was shorter than GPM's 0.1 s between samples";
+  } else if (second) {
+    f = counters.gpm_figures(*g.first, *second, why);
+    ok = f.sm_active || f.sm_occupancy || f.dram_bw || f.tensor_active;
+  }
+  if (ok) {
+    *activity = f;
+  } else {
+    *activity_ok = false;
+  }
+  g.first.reset();
+  return ojson{{"uuid", g.uuid}, {"index", g.index}, {"energy", energy}, {"gpu_activity", activity_json(ok, f, why)}};
+}
+
+ojson stop_span(std::vector<Gpu>& gpus, double begin) {
+  const double end = mpsb::now_seconds();
+  double joules = 0, power = 0, weighted = 0, span = 1e300;
+  bool energy_ok = true, activity_ok = true;
+  std::string energy_reasons;
+  std::vector<GpmFigures> figures;
+  ojson per_gpu = ojson::array();
+  for (auto& g : gpus) {
+    GpmFigures f;
+    bool ok = true;
+    per_gpu.push_back(gpu_span(g, begin, end, &joules, &power, &weighted, &span, &energy_ok, &f, &ok,
+                               &energy_reasons));
+    g.monitor->pause();
+    if (ok) figures.push_back(f);
+    activity_ok = activity_ok && ok;
+  }
+  ojson energy{{"available", energy_ok}};
+  if (energy_ok) {
+    energy = ojson{{"available", true}, {"joules", joules}, {"mean_power_w", power}, {"span_s", span},
+                   {"uncertainty", joules > 0 ? weighted / joules : 0.0}, {"method", kMethod}};
+  } else {
+    energy["reason"] = energy_reasons;
+  }
+  GpmFigures mean;
+  std::string activity_reason;
+  if (activity_ok && !figures.empty()) {
+    auto average = [&](std::optional<double> GpmFigures::*m) -> std::optional<double> {
+      double sum = 0;
+      int n = 0;
+      for (const auto& f : figures) {
+        if (f.*m) sum += *(f.*m), ++n;
+      }
+      return n ? std::optional<double>(sum / n) : std::nullopt;
+    };
+    mean = GpmFigures{average(&GpmFigures::sm_active), average(&GpmFigures::sm_occupancy),
+                      average(&GpmFigures::dram_bw), average(&GpmFigures::tensor_active)};
+  } else {
+    for (const auto& g : per_gpu) {
+      if (!g["gpu_activity"]["available"].get<bool>()) {
+        activity_reason = g["uuid"].get<std::string>() + ": " + g["gpu_activity"].value("reason", std::string());
+        break;
+      }
+    }
+  }
+  return ojson{{"span_s", end - begin}, {"energy", energy},
+               {"gpu_activity", activity_json(activity_ok && !figures.empty(), mean, activity_reason)},
+               {"gpus", per_gpu}};
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  for (char c : text + ",") {
+    if (c != ',') {
+      item += c;
+    } else if (!item.empty()) {
+      items.push_back(item);
+      item.clear();
+    }
+  }
+  return items;
+}
+
+int not_ready(const std::string& reason) {
+  std::cout << ojson{{"ready", false}, {"reason", reason}}.dump() << "\n" << std::flush;
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> wanted;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kHelp;
+      return 0;
+    }
+    if (arg == "--version") {
+      std::cout << "mpsbench-meter " << mpsb::build_version() << " (git " << mpsb::build_git_commit() << ")\n";
+      return 0;
+    }
+    if (arg == "--gpus" && i + 1 < argc) {
+      wanted = split_commas(argv[++i]);
+    } else if (arg.rfind("--gpus=", 0) == 0) {
+      wanted = split_commas(arg.substr(7));
+    } else {
+      std::cerr << "mpsbench-meter: error: unknown option '" << arg << "' (see --help)\n";
+      return not_ready("unknown option '" + arg + "'");
+    }
+  }
+  std::string problem;
+  const std::vector<mpsb::CounterGpu> listed = mpsb::list_counter_gpus(problem);
+  std::vector<Gpu> gpus;
+  if (wanted.empty()) {
+    if (listed.empty()) return not_ready(problem.empty() ? "no GPU" : problem);
+    for (const auto& g : listed) gpus.push_back(Gpu{g.index, g.uuid, nullptr, nullptr, ""});
+  } else {
+    for (const auto& uuid : wanted) {
+      const auto it = std::find_if(listed.begin(), listed.end(), [&](const auto& g) { return g.uuid == uuid; });
+      gpus.push_back(Gpu{it == listed.end() ? -1 : it->index, uuid, nullptr, nullptr, ""});
+    }
+  }
+  ojson ready_gpus = ojson::array();
+  for (auto& g : gpus) {
+    auto counters = mpsb::open_gpu_counters(g.uuid, problem);
+    if (!counters) return not_ready(problem);
+    g.monitor = std::make_unique<mpsb::GpuMonitor>(std::move(counters));
+    ready_gpus.push_back({{"index", g.index}, {"uuid", g.uuid}});
+  }
+  std::cout << ojson{{"ready", true}, {"gpus", ready_gpus}}.dump() << "\n" << std::flush;
+
+  bool open = false;
+  double begin = 0;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    line.erase(0, line.find_first_not_of(" \t"));
+    if (line.empty()) continue;
+    if (line == "start") {
+      begin = mpsb::now_seconds();
+      for (auto& g : gpus) {
+        g.monitor->forget_before(begin);
+        g.monitor->resume();
+        g.first_problem.clear();
+        g.first = g.monitor->counters().gpm_sample(g.first_problem);
+      }
+      open = true;
+    } else if (line == "stop" && open) {
+      std::cout << stop_span(gpus, begin).dump() << "\n" << std::flush;
+      open = false;
+    } else if (line == "stop") {
+      std::cout << ojson{{"error", "stop without a span (send start first)"}}.dump() << "\n" << std::flush;
+    } else {
+      std::cout << ojson{{"error", "unknown command '" + line + "' (start or stop)"}}.dump() << "\n" << std::flush;
+    }
+  }
+  return 0;
+}
