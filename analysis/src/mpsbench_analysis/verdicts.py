@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpsbench_core.verdict import GAIN_THRESHOLD, AppVerdict, KernelVerdict, verdict_lines, verdicts
+from mpsbench_core.verdict import GAIN_THRESHOLD, Verdict, verdict_lines, verdicts
 
 from .errors import AnalysisError
 from .loader import ResultSet
@@ -55,8 +55,9 @@ def threshold_for(rs: ResultSet, given: float | None = None) -> float:
     return GAIN_THRESHOLD if recorded is None else recorded
 
 
-def file_verdicts(rs: ResultSet, threshold: float | None = None) -> list[KernelVerdict | AppVerdict]:
-    """One verdict per kernel (precision, params) and application of the files, as core gives them."""
+def file_verdicts(rs: ResultSet, threshold: float | None = None) -> list[Verdict]:
+    """One verdict per kernel (precision, params), application (binding) and mix of the files, as core gives
+    them."""
     return verdicts(rs.records(), threshold_for(rs, threshold))
 
 
