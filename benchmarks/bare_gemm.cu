@@ -22,10 +22,10 @@
 #include <utility>
 #include <vector>
 
-#include "check.hpp"
-#include "cli_values.hpp"
+#include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "random_inputs.hpp"
+#include "runtime/values.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <exception>
 #include <stdexcept>
 
-#include "check.hpp"
+#include "cuda_check.hpp"
 #include "registry.hpp"
 
 namespace mpsb::micro {

@@ -3,7 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
-#include "check.hpp"
+#include "cuda_check.hpp"
 
 namespace mpsb::micro {
 namespace {

@@ -13,18 +13,18 @@
 #include <type_traits>
 #include <vector>
 
-#include "atomic_file.hpp"
-#include "check.hpp"
+#include "cuda_check.hpp"
 #include "kernel_benchmark.hpp"
 #include "micro_device.hpp"
 #include "micro_options.hpp"
 #include "registry.hpp"
+#include "runtime/atomic_file.hpp"
 
 namespace mpsb::micro {
 namespace {
 
 constexpr int kExitBenchmarkFailed = 1;
-constexpr int kExitUsage = 2;  // fatal errors: mpsb::kExitFatal (check.hpp), as mpsbench
+constexpr int kExitUsage = 2;  // fatal errors: mpsb::kExitFatal (cuda_check.hpp), as mpsbench
 
 // One line per kernel, `name key=a,b ...`, so scripts can read it too.
 void print_kernels(std::ostream& out) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_values.hpp"
+#include "runtime/values.hpp"
 
 namespace mpsb::micro {
 

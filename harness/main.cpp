@@ -13,30 +13,30 @@
 #include <optional>
 #include <tuple>
 
-#include "atomic_file.hpp"
-#include "build_info.hpp"
-#include "check.hpp"
-#include "clock.hpp"
-#include "console_reporter.hpp"
-#include "device.hpp"
-#include "gpu_contexts.hpp"
-#include "fault_injection.hpp"
-#include "json_reporter.hpp"
-#include "green_context.hpp"
-#include "measure.hpp"
-#include "mpi_context.hpp"
-#include "mps_memory_limit.hpp"
-#include "options.hpp"
-#include "placement.hpp"
-#include "plan.hpp"
-#include "presets.hpp"
-#include "registry.hpp"
-#include "result.hpp"
-#include "result_files.hpp"
-#include "result_json.hpp"
-#include "resume.hpp"
-#include "sharing.hpp"
-#include "watchdog.hpp"
+#include "cli/listings.hpp"
+#include "cli/options.hpp"
+#include "measure/clock.hpp"
+#include "measure/measure.hpp"
+#include "measure/placement.hpp"
+#include "measure/plan.hpp"
+#include "measure/preflight.hpp"
+#include "measure/watchdog.hpp"
+#include "results/console_reporter.hpp"
+#include "results/json_reporter.hpp"
+#include "results/result.hpp"
+#include "results/result_files.hpp"
+#include "results/result_json.hpp"
+#include "results/resume.hpp"
+#include "runtime/atomic_file.hpp"
+#include "runtime/build_info.hpp"
+#include "runtime/check.hpp"
+#include "runtime/fault_injection.hpp"
+#include "runtime/mpi_context.hpp"
+#include "runtime/usage_error.hpp"
+#include "sharing/device.hpp"
+#include "sharing/gpu_contexts.hpp"
+#include "sharing/mode_table.hpp"
+#include "sharing/mps_memory_limit.hpp"
 
 namespace mpsb {
 namespace {
@@ -60,31 +60,6 @@ void rank0_check(const MpiContext& ctx, F&& check) {
   problem.resize(static_cast<std::size_t>(length));
   MPSB_MPI(MPI_Bcast(problem.data(), length, MPI_CHAR, 0, ctx.world));
   if (!problem.empty()) throw UsageError(problem);
-}
-
-void print_kernels(std::ostream& out) {
-  for (const auto& k : kernel_registry()) {
-    out << k.name << ": " << k.summary << "\n  precisions:";
-    for (const auto& p : k.precisions) out << " " << p;
-    out << "\n  default sizes (gpu):";
-    for (auto s : k.default_gpu_sizes) out << " " << s;
-    out << "\n  default sizes (cpu):";
-    for (auto s : k.default_cpu_sizes) out << " " << s;
-    out << "\n";
-    for (const auto& p : k.params) {
-      out << "  --param " << k.name << "." << p.name << "=N: " << p.doc << " (default " << p.default_value
-          << ", " << p.min << ".." << p.max << ")\n";
-    }
-    if (k.per_iteration_latency) out << "  latency: every iteration is a request, timed (p50/p95/p99)\n";
-  }
-}
-
-void print_presets(std::ostream& out) {
-  for (const auto& p : list_presets(preset_directory())) {
-    out << p.name << ": " << p.description << "\n ";
-    for (const auto& a : p.args) out << " " << a;
-    out << "\n";
-  }
 }
 
 struct DeviceDecision {
@@ -124,7 +99,9 @@ bool without_mps_daemon(SharingMode mode, const Placement& placement) {
   if (placement.kind != DeviceKind::gpu || placement.max_ranks_per_device < 2) return false;
   // Set by mpsbench-sweep for its jobs: its timeslice job is half of the comparison already.
   if (const char* in_sweep = std::getenv("MPSBENCH_IN_SWEEP"); in_sweep != nullptr && *in_sweep != '\0') return false;
-  if (mode != SharingMode::automatic && mode != SharingMode::timeslice) return false;
+  // Only where the mode lets ranks run without MPS, one instance each, is the daemon's absence news.
+  const SharingModeInfo& m = mode_info(mode);
+  if (m.one_process || m.mps_client == Expect::yes) return false;
   return std::none_of(placement.ranks.begin(), placement.ranks.end(),
                       [](const RankPlacement& r) { return r.gpu.mps_enabled; });
 }
@@ -166,21 +143,13 @@ int run(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const Options opt = parse_options(args);
   init_fault_injection_from_environment();
-  if (opt.show_help || opt.show_version || opt.list_kernels || opt.list_presets) {
-    if (ctx.rank == 0) {
-      if (opt.show_help) std::cout << usage_text();
-      if (opt.show_version) {
-        std::cout << "mpsbench " << build_version() << " (git " << build_git_commit()
-                  << (build_git_dirty() ? ", modified" : "") << ")\n";
-      }
-      if (opt.list_kernels) print_kernels(std::cout);
-      if (opt.list_presets) print_presets(std::cout);
-    }
+  if (opt.prints_only()) {
+    if (ctx.rank == 0) print_listings(std::cout, opt);
     free_mpi_context(ctx);
     return 0;
   }
 
-  rank0_check(ctx, [&] { check_result_files(opt); });
+  rank0_check(ctx, [&] { check_result_files(opt.output, opt.resume); });
   // Another user's MPS server would serialise this job behind theirs: looked for before any GPU work.
   std::optional<std::vector<MpsProcess>> other_mps;
   if (opt.device != DeviceChoice::cpu) other_mps = check_other_mps_users_everywhere(ctx, opt.other_mps_users);
@@ -200,16 +169,12 @@ int run(int argc, char** argv) {
   }
   const Placement placement = build_placement(device.kind, std::move(ranks));
   if (device.kind == DeviceKind::gpu) {
-    std::vector<RankSharing> sharing;
-    for (const auto& r : placement.ranks) {
-      sharing.push_back(RankSharing{
-          r.rank, r.host, SharingState{r.gpu.mps_enabled, r.gpu.sm_count, r.gpu.mps_active_thread_percentage}});
-    }
-    verify_sharing_state(opt.mode, sharing);
+    verify_placement_sharing(opt.mode, placement);
+    verify_pinned_mem_limits(pinned_mem_limits(placement));
   }
-  if (device.kind == DeviceKind::gpu) verify_pinned_mem_limits(pinned_mem_limits(placement));
-  const auto plan = build_plan(opt, device.kind, placement.max_ranks_per_device, placement.device_count);
-  if (opt.mode == SharingMode::green) check_green_partitions(ctx, placement, plan);
+  const auto plan =
+      build_plan(opt.plan, opt.mode, device.kind, placement.max_ranks_per_device, placement.device_count);
+  if (mode_info(opt.mode).green_contexts) check_green_partitions(ctx, placement, plan);
   const std::vector<std::string> memory_warnings = preflight_memory(plan, placement);
 
   Context context;
@@ -231,18 +196,8 @@ int run(int argc, char** argv) {
   context.device_note = device.note;
   context.mode = opt.mode;
   context.cuda = cuda_versions();
-  context.settings.min_time_s = opt.min_time_s;
-  context.settings.repetitions = opt.repetitions;
-  context.settings.seed = opt.seed;
-  context.settings.warmup_time_s = opt.warmup_time_s;
-  context.settings.max_noise = opt.max_noise;
-  context.settings.max_time_s = opt.max_time_s;
-  context.settings.discard_throttled = opt.discard_throttled;
-  context.settings.throttle_retries = opt.throttle_retries;
-  context.settings.clock_threshold = opt.clock_threshold;
-  context.settings.allreduce_bytes = opt.allreduce_bytes;
-  context.settings.green_contexts = opt.mode == SharingMode::green;
-  context.mix = opt.mix;
+  context.settings = opt.measure;
+  context.mix = opt.plan.mix;
   context.other_mps_processes = other_mps;
   context.placement = placement;
   context.plan = plan;

@@ -28,11 +28,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "build_info.hpp"
-#include "check.hpp"
-#include "cli_values.hpp"
-#include "device.hpp"
-#include "sharing.hpp"
+#include "runtime/build_info.hpp"
+#include "runtime/check.hpp"
+#include "runtime/values.hpp"
+#include "sharing/device.hpp"
+#include "sharing/sharing_state.hpp"
 
 namespace {
 
@@ -76,7 +76,7 @@ class EnvironmentOnlyProbe final : public mpsb::MpsProbe {
   std::optional<std::string> environment(const char* name) const override { return ::environment(name); }
 };
 
-// check.hpp's messages start with "rank R on host H: ", written for MPI
+// cuda_check.hpp's messages start with "rank R on host H: ", written for MPI
 // ranks; the probe is no rank and its JSON names the host already.
 std::string without_rank_identity(const std::string& message) {
   const std::string prefix = mpsb::error_identity() + ": ";

@@ -7,7 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.hpp"
+#include "cuda_check.hpp"
 
 namespace mpsb {
 

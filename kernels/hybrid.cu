@@ -46,7 +46,7 @@
 #include <memory>
 #include <vector>
 
-#include "check.hpp"
+#include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "hybrid_cpu.hpp"
 #include "registry.hpp"

@@ -71,7 +71,7 @@
 #include <utility>
 #include <vector>
 
-#include "check.hpp"
+#include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "inference_cpu.hpp"
 #include "registry.hpp"

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <vector>
 
-#include "check.hpp"
+#include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "matmul_cpu.hpp"
 #include "registry.hpp"

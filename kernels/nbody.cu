@@ -36,7 +36,7 @@
 #include <utility>
 #include <vector>
 
-#include "check.hpp"
+#include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "nbody_cpu.hpp"
 #include "nbody_kernels.cuh"

@@ -48,7 +48,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "check.hpp"
+#include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "registry.hpp"
 #include "stream_cpu.hpp"

@@ -51,6 +51,9 @@ have() {
     libgtest-dev) [ -f /usr/include/gtest/gtest.h ] ;;
     libvalijson-dev) [ -f /usr/include/valijson/validator.hpp ] ;;
     chromium) command -v chromium >/dev/null || command -v chromium-browser >/dev/null ;;
+    python3-pandas) python3 -c 'import pandas' 2>/dev/null ;;
+    python3-matplotlib) python3 -c 'import matplotlib' 2>/dev/null ;;
+    python3-jsonschema) python3 -c 'import jsonschema' 2>/dev/null ;;
     *) return 1 ;;
   esac
 }
@@ -79,8 +82,25 @@ find_nvcc() {
   die "nvcc not found: install the CUDA Toolkit (13.x) and put its bin/ on PATH"
 }
 
+# The CUDA architectures of the build: where nvidia-smi finds a GPU, only that GPU's
+# (CMAKE_CUDA_ARCHITECTURES=native: one device code instead of the portable default's three, and the build
+# is part of README command 1's four minutes). Without a GPU, `run` builds the portable default of
+# CMakeLists.txt (-U: a `run` before must not leave `native` in the cache) and `test` one architecture:
+# no test runs device code there, and the kernels have no per-architecture branches (no __CUDA_ARCH__),
+# so one architecture compiles all of it, in a third of the time.
+cuda_arch_args() {
+  if command -v nvidia-smi >/dev/null && [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)" -gt 0 ]; then
+    echo "-DCMAKE_CUDA_ARCHITECTURES=native"
+  elif [ "${1:-}" = test ]; then
+    echo "-DCMAKE_CUDA_ARCHITECTURES=90-real"
+  else
+    echo "-UCMAKE_CUDA_ARCHITECTURES"
+  fi
+}
+
 # configure_and_build [--target T...]: configures with the cmake options (-D...) given, builds everything or
-# only the targets named.
+# only the targets named. A configuration for the local GPU (native) that CMake or nvcc cannot make (nvcc sees
+# no GPU in this container) falls back to the portable default, saying so.
 configure_and_build() {
   local defs=() targets=()
   while [ $# -gt 0 ]; do
@@ -90,7 +110,12 @@ configure_and_build() {
     esac
   done
   find_nvcc
-  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release "${defs[@]}" >/dev/null
+  if ! cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release "${defs[@]}" >/dev/null; then
+    [[ " ${defs[*]} " == *" -DCMAKE_CUDA_ARCHITECTURES=native "* ]] || exit 1
+    say "CUDA for the local GPU only (native) could not be configured: building for the portable default instead"
+    defs=("${defs[@]/-DCMAKE_CUDA_ARCHITECTURES=native/-UCMAKE_CUDA_ARCHITECTURES}")
+    cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release "${defs[@]}" >/dev/null
+  fi
   cmake --build "$build" -j "$jobs" ${targets[@]+--target "${targets[@]}"}
 }
 
@@ -108,6 +133,20 @@ install_analysis() {
   [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --timeout 15 --retries 1 "$repo/analysis"
   touch "$stamp"
+}
+
+# Where pip cannot install the analysis (GPU compute nodes are often offline): the Debian/Ubuntu packages
+# of its dependencies, when apt offers all of them here and may install without asking for a password; the
+# analysis then runs from the source tree with the system python3.
+debian_analysis_packages=(python3-pandas python3-matplotlib python3-jsonschema)
+install_analysis_debian() {
+  local p
+  for p in "${debian_analysis_packages[@]}"; do
+    have "$p" && continue
+    apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [0-9]' || return 1
+  done
+  [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null || return 1
+  install_packages "${debian_analysis_packages[@]}"
 }
 
 # "COUNT PROBLEM": the usable GPUs as CUDA sees them in this environment (CUDA_VISIBLE_DEVICES honoured).
@@ -175,11 +214,12 @@ run_compare() {
     mkdir -p "$build"
     if [ -f "$repo/analysis/pyproject.toml" ]; then
       # pip works while the build runs (no measurement is disturbed); its output goes to a log.
-      install_analysis >"$build/analysis-install.log" 2>&1 &
+      { install_analysis || install_analysis_debian; } >"$build/analysis-install.log" 2>&1 &
       analysis_pid=$!
       trap '[ -n "$analysis_pid" ] && kill "$analysis_pid" 2>/dev/null; true' EXIT
     fi
-    configure_and_build --target mpsbench mpsbench-probe
+    # Only what the run needs: mpsbench and the probe that counts the GPUs (not the tests, not the examples).
+    configure_and_build "$(cuda_arch_args)" --target mpsbench mpsbench-probe
   fi
 
   local gpus problem device_args=()
@@ -231,6 +271,8 @@ run_compare() {
                -- "${device_args[@]}" "${measure_args[@]}" "${user_args[@]}")
   local report=(mpsbench-analyze report "$output" -o "$html" --threshold "$gain_threshold")
   if [ "$dry" = 1 ]; then
+    say "would build: $(quoted cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release "$(cuda_arch_args)") &&" \
+        "$(quoted cmake --build "$build" -j "$jobs" --target mpsbench mpsbench-probe)"
     say "would run: $(quoted "${sweep[@]}")"
     say "then: $(quoted "${report[@]}")"
     return 0
@@ -244,7 +286,7 @@ run_compare() {
          2>/dev/null; then
       analyzer=(env "PYTHONPATH=$repo/analysis/src" PYTHONDONTWRITEBYTECODE=1 python3 -m mpsbench_analysis)
     else
-      say "no HTML report this time: pip could not install the analysis package (offline? $build/analysis-install.log) and python3 lacks pandas, matplotlib, numpy or jsonschema"
+      say "no HTML report here: pip could not install the analysis (offline? $build/analysis-install.log); make it on any machine with pip from the results file: pip install ./analysis && mpsbench-analyze report $(quoted "$output") (or here: apt-get install ${debian_analysis_packages[*]})"
     fi
     analysis_pid=""
   fi
@@ -284,13 +326,13 @@ install_browser() {
 run_tests() {
   install_packages "${base_packages[@]}" "${test_packages[@]}"
   install_browser
-  configure_and_build -DMPSBENCH_REQUIRE_SCHEMA_TESTS=ON
+  configure_and_build -DMPSBENCH_REQUIRE_SCHEMA_TESTS=ON "$(cuda_arch_args test)"
   ctest --test-dir "$build" --output-on-failure -j "$jobs"
   if [ -f "$repo/analysis/pyproject.toml" ]; then
     local venv=$build/analysis-venv
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check "$repo/analysis[test]"
-    (cd "$repo" && "$venv/bin/python" -m pytest analysis/tests -q)
+    (cd "$repo" && "$venv/bin/python" -m pytest analysis/tests -q -n "$jobs")  # pytest-xdist, one worker a core
   fi
   # What an HPC centre does: install into a prefix and as a DEB package, delete the tree, run it from there.
   MPSBENCH_INSTALL_CHECK_JOBS=$jobs "$repo/tests/install/check_installed.sh"

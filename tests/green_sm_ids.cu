@@ -1,6 +1,6 @@
 #include "green_sm_ids.hpp"
 
-#include "check.hpp"
+#include "runtime/check.hpp"
 
 namespace mpsb {
 namespace {

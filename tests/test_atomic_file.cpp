@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "atomic_file.hpp"
+#include "runtime/atomic_file.hpp"
 #include "scratch_dir.hpp"
 
 namespace mpsb {

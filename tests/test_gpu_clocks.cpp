@@ -8,11 +8,11 @@
 #include <chrono>
 #include <thread>
 
-#include "check.hpp"
-#include "clock.hpp"
-#include "device.hpp"
-#include "gpu_clocks.hpp"
+#include "measure/clock.hpp"
+#include "measure/gpu_clocks.hpp"
 #include "registry.hpp"
+#include "runtime/check.hpp"
+#include "sharing/device.hpp"
 
 namespace mpsb {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.hpp"
 #include "registry.hpp"
+#include "runtime/check.hpp"
 
 namespace mpsb {
 namespace {

@@ -1,4 +1,4 @@
-// --mode green (harness/green_context.hpp): the partition sizes, the mode's
+// --mode green (harness/sharing/green_context.hpp): the partition sizes, the mode's
 // parsing, plan limits and refusals without a GPU; on a GPU (skipped where
 // none is usable) k = 1, 2 and 4 green contexts, each holding the SMs it was
 // meant to, its stream inside it, its kernels on its own SMs only, and every
@@ -13,13 +13,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.hpp"
-#include "green_context.hpp"
+#include "cli/options.hpp"
 #include "green_sm_ids.hpp"
-#include "options.hpp"
-#include "plan.hpp"
+#include "measure/plan.hpp"
 #include "registry.hpp"
-#include "sharing.hpp"
+#include "runtime/check.hpp"
+#include "sharing/green_context.hpp"
+#include "sharing/sharing_state.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {
@@ -101,13 +101,12 @@ TEST(GreenMode, RefusesMpsClients) {
 }
 
 TEST(GreenMode, PlanAllowsUpToTheStreamInstancesOnOneRank) {
-  Options o;
-  o.mode = SharingMode::green;
-  o.kernels = {kernel_registry().front().name};
-  o.ranks_per_gpu = {1, kMaxStreamInstances};
-  EXPECT_EQ(build_plan(o, DeviceKind::gpu, 1, 1).back().ranks_per_gpu, kMaxStreamInstances);
-  o.ranks_per_gpu = {kMaxStreamInstances + 1};
-  const std::string error = usage_error_text([&] { build_plan(o, DeviceKind::gpu, 1, 1); });
+  PlanRequest request;
+  request.kernels = {kernel_registry().front().name};
+  request.ranks_per_gpu = {1, kMaxStreamInstances};
+  EXPECT_EQ(build_plan(request, SharingMode::green, DeviceKind::gpu, 1, 1).back().ranks_per_gpu, kMaxStreamInstances);
+  request.ranks_per_gpu = {kMaxStreamInstances + 1};
+  const std::string error = usage_error_text([&] { build_plan(request, SharingMode::green, DeviceKind::gpu, 1, 1); });
   EXPECT_NE(error.find("--ranks-per-gpu: 65 instances per GPU in --mode green; at most 64"), std::string::npos)
       << error;
 }

@@ -6,10 +6,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.hpp"
 #include "hybrid_cpu.hpp"
 #include "random_inputs.hpp"
 #include "registry.hpp"
+#include "runtime/check.hpp"
 
 namespace mpsb::hybrid {
 namespace {

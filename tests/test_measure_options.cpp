@@ -2,7 +2,7 @@
 // throttle handling; their defaults and their one-line refusals.
 #include <gtest/gtest.h>
 
-#include "options.hpp"
+#include "cli/options.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {
@@ -16,41 +16,41 @@ std::string error_of(const std::vector<std::string>& args) {
 
 TEST(MeasureOptions, Defaults) {
   const Options o = parse({});
-  EXPECT_DOUBLE_EQ(o.warmup_time_s, 0.2);
-  EXPECT_FALSE(o.max_noise.has_value());
-  EXPECT_FALSE(o.max_time_s.has_value());
-  EXPECT_FALSE(o.discard_throttled);
-  EXPECT_EQ(o.throttle_retries, 3);
-  EXPECT_DOUBLE_EQ(o.clock_threshold, 0.9);
-  EXPECT_EQ(o.repetitions, 5);
-  EXPECT_DOUBLE_EQ(o.min_time_s, 0.25);
+  EXPECT_DOUBLE_EQ(o.measure.warmup_time_s, 0.2);
+  EXPECT_FALSE(o.measure.max_noise.has_value());
+  EXPECT_FALSE(o.measure.max_time_s.has_value());
+  EXPECT_FALSE(o.measure.discard_throttled);
+  EXPECT_EQ(o.measure.throttle_retries, 3);
+  EXPECT_DOUBLE_EQ(o.measure.clock_threshold, 0.9);
+  EXPECT_EQ(o.measure.repetitions, 5);
+  EXPECT_DOUBLE_EQ(o.measure.min_time_s, 0.25);
 }
 
 TEST(MeasureOptions, MaxNoiseTakesPercentInEveryForm) {
-  EXPECT_DOUBLE_EQ(*parse({"--max-noise", "1"}).max_noise, 0.01);
-  EXPECT_DOUBLE_EQ(*parse({"--max-noise", "1%"}).max_noise, 0.01);
-  EXPECT_DOUBLE_EQ(*parse({"--max-noise=0.5"}).max_noise, 0.005);
-  EXPECT_DOUBLE_EQ(*parse({"--max-noise", "99.9%"}).max_noise, 0.999);
-  EXPECT_DOUBLE_EQ(*parse({"--max-noise", "1e-4"}).max_noise, 1e-6);
+  EXPECT_DOUBLE_EQ(*parse({"--max-noise", "1"}).measure.max_noise, 0.01);
+  EXPECT_DOUBLE_EQ(*parse({"--max-noise", "1%"}).measure.max_noise, 0.01);
+  EXPECT_DOUBLE_EQ(*parse({"--max-noise=0.5"}).measure.max_noise, 0.005);
+  EXPECT_DOUBLE_EQ(*parse({"--max-noise", "99.9%"}).measure.max_noise, 0.999);
+  EXPECT_DOUBLE_EQ(*parse({"--max-noise", "1e-4"}).measure.max_noise, 1e-6);
 }
 
 TEST(MeasureOptions, MaxNoiseSetsTheDefaultBudgetAndMakesRepetitionsTheMinimum) {
   const Options o = parse({"--max-noise", "1", "--repetitions", "3"});
-  EXPECT_EQ(o.repetitions, 3);
-  ASSERT_TRUE(o.max_time_s.has_value());
-  EXPECT_DOUBLE_EQ(*o.max_time_s, 10.0);
-  EXPECT_DOUBLE_EQ(*parse({"--max-time", "3", "--max-noise", "1"}).max_time_s, 3.0);
+  EXPECT_EQ(o.measure.repetitions, 3);
+  ASSERT_TRUE(o.measure.max_time_s.has_value());
+  EXPECT_DOUBLE_EQ(*o.measure.max_time_s, 10.0);
+  EXPECT_DOUBLE_EQ(*parse({"--max-time", "3", "--max-noise", "1"}).measure.max_time_s, 3.0);
 }
 
 TEST(MeasureOptions, OtherFlags) {
   const Options o = parse({"--warmup-time", "0", "--discard-throttled", "--throttle-retries", "5",
                            "--clock-threshold", "75%"});
-  EXPECT_DOUBLE_EQ(o.warmup_time_s, 0.0);
-  EXPECT_TRUE(o.discard_throttled);
-  EXPECT_EQ(o.throttle_retries, 5);
-  EXPECT_DOUBLE_EQ(o.clock_threshold, 0.75);
-  EXPECT_DOUBLE_EQ(parse({"--clock-threshold", "100"}).clock_threshold, 1.0);
-  EXPECT_EQ(parse({"--discard-throttled", "--throttle-retries", "0"}).throttle_retries, 0);
+  EXPECT_DOUBLE_EQ(o.measure.warmup_time_s, 0.0);
+  EXPECT_TRUE(o.measure.discard_throttled);
+  EXPECT_EQ(o.measure.throttle_retries, 5);
+  EXPECT_DOUBLE_EQ(o.measure.clock_threshold, 0.75);
+  EXPECT_DOUBLE_EQ(parse({"--clock-threshold", "100"}).measure.clock_threshold, 1.0);
+  EXPECT_EQ(parse({"--discard-throttled", "--throttle-retries", "0"}).measure.throttle_retries, 0);
 }
 
 TEST(MeasureOptions, RefusalsNameTheValueInOneLine) {

@@ -6,13 +6,13 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "device.hpp"
-#include "mig.hpp"
-#include "options.hpp"
-#include "placement.hpp"
-#include "result.hpp"
-#include "result_json.hpp"
+#include "cli/options.hpp"
+#include "measure/placement.hpp"
+#include "results/result.hpp"
+#include "results/result_json.hpp"
 #include "scratch_dir.hpp"
+#include "sharing/device.hpp"
+#include "sharing/mig.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {

@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "result.hpp"
-#include "result_json.hpp"
+#include "results/result.hpp"
+#include "results/result_json.hpp"
 #include "schema_validation.hpp"
 
 namespace mpsb {

@@ -3,8 +3,8 @@
 // that names it.
 #include <gtest/gtest.h>
 
-#include "check.hpp"
-#include "mps_memory_limit.hpp"
+#include "runtime/check.hpp"
+#include "sharing/mps_memory_limit.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "mps_servers.hpp"
-#include "options.hpp"
+#include "cli/options.hpp"
 #include "scratch_dir.hpp"
+#include "sharing/mps_servers.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {

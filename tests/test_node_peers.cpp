@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "node_peers.hpp"
+#include "runtime/node_peers.hpp"
 
 namespace mpsb {
 namespace {

@@ -13,10 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic_file.hpp"
-#include "options.hpp"
+#include "cli/options.hpp"
 #include "registry.hpp"
-#include "result_files.hpp"
+#include "results/result_files.hpp"
+#include "runtime/atomic_file.hpp"
+#include "runtime/usage_error.hpp"
 #include "scratch_dir.hpp"
 
 namespace mpsb {
@@ -170,7 +171,7 @@ TEST(OptionsFuzz, HostileFileTargetsAreRefusedInOneLineOrWrittenAsRegularFiles) 
     std::string target;
     try {
       const Options options = parse_options(args);
-      check_result_files(options);
+      check_result_files(options.output, options.resume);
       target = options.output.empty() ? options.resume : options.output;
     } catch (const UsageError& e) {
       ++refused;

@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
-#include "placement.hpp"
-#include "plan.hpp"
+#include "cli/options.hpp"
+#include "measure/placement.hpp"
+#include "measure/plan.hpp"
+#include "measure/preflight.hpp"
 #include "registry.hpp"
+#include "runtime/usage_error.hpp"
 
 namespace mpsb {
 namespace {
@@ -15,11 +18,11 @@ TEST(Plan, DefaultRankCountsArePowersOfTwoPlusMaximum) {
 }
 
 TEST(Plan, SweepOrderIsKernelPrecisionSizeRanks) {
-  Options o;
+  PlanRequest o;
   o.kernels = {"matmul"};
   o.precisions = {"fp32", "bf16"};
   o.sizes = {64, 128};
-  const auto plan = build_plan(o, DeviceKind::gpu, 4, 1);
+  const auto plan = build_plan(o, SharingMode::automatic, DeviceKind::gpu, 4, 1);
   ASSERT_EQ(plan.size(), 2u * 2u * 3u);
   EXPECT_EQ(plan[0].precision, "fp32");
   EXPECT_EQ(plan[0].size, 64);
@@ -32,39 +35,39 @@ TEST(Plan, SweepOrderIsKernelPrecisionSizeRanks) {
 TEST(Plan, ARepeatedSizeOrPrecisionIsMeasuredOnce) {
   const Options o = parse_options({"--kernel", "matmul,matmul", "--precision", "fp32,fp32", "--size", "32,32",
                                    "--ranks-per-gpu", "1,1"});
-  const auto plan = build_plan(o, DeviceKind::gpu, 1, 1);
+  const auto plan = build_plan(o.plan, o.mode, DeviceKind::gpu, 1, 1);
   ASSERT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan[0].size, 32);
 }
 
 TEST(Plan, DefaultsComeFromTheKernelForTheDevice) {
-  Options o;
+  PlanRequest o;
   o.kernels = {"matmul"};
   const KernelInfo& k = *find_kernel("matmul");
-  const auto gpu = build_plan(o, DeviceKind::gpu, 1, 1);
+  const auto gpu = build_plan(o, SharingMode::automatic, DeviceKind::gpu, 1, 1);
   EXPECT_EQ(gpu.size(), k.default_precisions.size() * k.default_gpu_sizes.size());
   EXPECT_EQ(gpu.front().size, k.default_gpu_sizes.front());
-  const auto cpu = build_plan(o, DeviceKind::cpu, 1, 1);
+  const auto cpu = build_plan(o, SharingMode::automatic, DeviceKind::cpu, 1, 1);
   EXPECT_EQ(cpu.front().size, k.default_cpu_sizes.front());
 }
 
 TEST(Plan, ExplicitRankCountsAreSortedAndDeduplicated) {
-  Options o;
+  PlanRequest o;
   o.kernels = {"matmul"};
   o.precisions = {"fp32"};
   o.sizes = {64};
   o.ranks_per_gpu = {4, 1, 4};
-  const auto plan = build_plan(o, DeviceKind::gpu, 8, 1);
+  const auto plan = build_plan(o, SharingMode::automatic, DeviceKind::gpu, 8, 1);
   ASSERT_EQ(plan.size(), 2u);
   EXPECT_EQ(plan[0].ranks_per_gpu, 1);
   EXPECT_EQ(plan[1].ranks_per_gpu, 4);
 }
 
 TEST(Plan, MoreRanksThanExistIsAUsageError) {
-  Options o;
+  PlanRequest o;
   o.ranks_per_gpu = {16};
   try {
-    build_plan(o, DeviceKind::gpu, 8, 1);
+    build_plan(o, SharingMode::automatic, DeviceKind::gpu, 8, 1);
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("16 active ranks per GPU requested, but only 8 exist"),

@@ -10,8 +10,9 @@
 #include <set>
 #include <sstream>
 
-#include "options.hpp"
-#include "presets.hpp"
+#include "cli/option_table.hpp"
+#include "cli/options.hpp"
+#include "cli/presets.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {
@@ -32,6 +33,18 @@ TEST(Presets, TheFourNamedPresetsExistAndEveryPresetParses) {
   for (const char* required : {"quick", "workshop", "ci", "full"}) EXPECT_EQ(names.count(required), 1u) << required;
 }
 
+TEST(Presets, NameOnlyOptionsOfTheOptionTable) {
+  for (const auto& p : list_presets(preset_directory())) {
+    for (const auto& arg : p.args) {
+      if (arg.rfind("--", 0) != 0) continue;  // a value
+      const std::string flag = arg.substr(0, arg.find('='));
+      const OptionSpec* spec = find_option(flag);
+      ASSERT_NE(spec, nullptr) << p.name << ": " << flag;
+      EXPECT_NE(spec->apply, nullptr) << p.name << ": " << flag << " cannot be in a preset";
+    }
+  }
+}
+
 TEST(Presets, ExpandInPlaceAndLaterFlagsOverride) {
   // The expected count is read from the preset file, so retuning the preset
   // does not need a test edit; what is checked is that the parser applies it.
@@ -40,14 +53,14 @@ TEST(Presets, ExpandInPlaceAndLaterFlagsOverride) {
   ASSERT_NE(reps_flag, ci_file.args.end());
   ASSERT_NE(reps_flag + 1, ci_file.args.end());
   const Options ci = parse_options({"--preset", "ci"});
-  EXPECT_EQ(ci.repetitions, std::stoi(*(reps_flag + 1)));
-  EXPECT_NE(ci.repetitions, Options{}.repetitions) << "the ci preset should set a non-default repetition count";
-  EXPECT_EQ(ci.kernel_sizes.at("nbody"), (std::vector<std::int64_t>{65536}));
+  EXPECT_EQ(ci.measure.repetitions, std::stoi(*(reps_flag + 1)));
+  EXPECT_NE(ci.measure.repetitions, Options{}.measure.repetitions) << "the ci preset should set a non-default repetition count";
+  EXPECT_EQ(ci.plan.kernel_sizes.at("nbody"), (std::vector<std::int64_t>{65536}));
   const Options overridden = parse_options({"--preset=ci", "--repetitions", "3", "--kernel", "matmul"});
-  EXPECT_EQ(overridden.repetitions, 3);
-  EXPECT_EQ(overridden.kernels, std::vector<std::string>{"matmul"});
+  EXPECT_EQ(overridden.measure.repetitions, 3);
+  EXPECT_EQ(overridden.plan.kernels, std::vector<std::string>{"matmul"});
   const Options full = parse_options({"--preset", "full"});
-  EXPECT_TRUE(full.all_precisions);
+  EXPECT_TRUE(full.plan.all_precisions);
 }
 
 TEST(Presets, BadPresetsAreOneLineErrors) {

@@ -1,10 +1,10 @@
 // MPSBENCH_FAULT parsing and the --resume compatibility checks.
 #include <gtest/gtest.h>
 
-#include "cli_values.hpp"
-#include "fault_injection.hpp"
-#include "result_json.hpp"
-#include "resume.hpp"
+#include "results/result_json.hpp"
+#include "results/resume.hpp"
+#include "runtime/fault_injection.hpp"
+#include "runtime/values.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {
@@ -53,7 +53,7 @@ RunIdentity sample_identity() {
 }
 
 ojson record(const Config& c, const std::string& status) {
-  return ojson{{"kernel", c.kernel}, {"precision", c.precision}, {"size", c.size},
+  return ojson{{"kind", record_kind(c.kernel)}, {"kernel", c.kernel}, {"precision", c.precision}, {"size", c.size},
                {"ranks_per_gpu", c.ranks_per_gpu}, {"params", ojson::object()}, {"status", status}};
 }
 
@@ -79,6 +79,36 @@ TEST(Resume, KeepsFinishedRecordsByPlanIndex) {
   EXPECT_FALSE(slots[1].has_value());
   ASSERT_TRUE(slots[2].has_value());
   EXPECT_EQ((*slots[2])["status"], "failed");
+}
+
+TEST(Resume, ContinuesAVersion2FileGivingEachRecordItsKind) {
+  const RunIdentity id = sample_identity();
+  ojson v2_record = record(id.plan[1], "ok");
+  v2_record.erase("kind");
+  auto doc = sample_document(id, {v2_record});
+  doc["schema_version"] = 2;
+  const auto slots = resumable_results(doc, id);
+  ASSERT_TRUE(slots[1].has_value());
+  EXPECT_EQ(slots[1]->begin().key(), "kind");  // first, where to_json writes it
+  EXPECT_EQ((*slots[1])["kind"], "kernel");
+  EXPECT_EQ(slots[1]->size(), v2_record.size() + 1);
+  EXPECT_EQ(record_kind(kMixKernel), std::string("mix"));
+}
+
+TEST(Resume, RefusesAVersion3RecordWithoutItsKindAndOlderVersions) {
+  const RunIdentity id = sample_identity();
+  ojson no_kind = record(id.plan[0], "ok");
+  no_kind.erase("kind");
+  EXPECT_NE(refusal(sample_document(id, {no_kind}), id).find("the file has no results[].kind"), std::string::npos);
+  ojson wrong = record(id.plan[0], "ok");
+  wrong["kind"] = "mix";
+  EXPECT_NE(refusal(sample_document(id, {wrong}), id)
+                .find("a result's kind \"mix\" does not match its kernel (kernel)"),
+            std::string::npos);
+  auto v1 = sample_document(id, {record(id.plan[0], "ok")});
+  v1["schema_version"] = 1;
+  EXPECT_EQ(refusal(v1, id), "--resume: the file's schema_version 1 is not one this mpsbench continues (2 to 3); "
+                             "start a fresh run instead");
 }
 
 TEST(Resume, RefusesAnotherRun) {

@@ -3,9 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
+#include <sstream>
 
-#include "options.hpp"
-#include "sharing.hpp"
+#include "sharing/sharing_state.hpp"
 #include "usage_error_text.hpp"
 
 namespace mpsb {
@@ -40,6 +41,55 @@ TEST(Sharing, ParsesModes) {
   EXPECT_EQ(parse_sharing_mode("streams"), SharingMode::streams);
   EXPECT_STREQ(to_string(SharingMode::timeslice), "timeslice");
   EXPECT_THROW(parse_sharing_mode("MPS"), UsageError);
+}
+
+TEST(ModeTable, EveryModeHasOneRowAndAUniqueName) {
+  std::set<std::string> names;
+  std::set<SharingMode> ids;
+  for (const auto& m : sharing_modes()) {
+    EXPECT_TRUE(names.insert(m.name).second) << m.name;
+    EXPECT_TRUE(ids.insert(m.id).second) << m.name;
+    EXPECT_EQ(parse_sharing_mode(m.name), m.id);
+    EXPECT_STREQ(to_string(m.id), m.name);
+    EXPECT_NE(std::string(m.description), "") << m.name;
+    // A mode that refuses some state says what to do about it, where the refusal has no fixed text.
+    if (m.mps_client == Expect::no || m.thread_percentage == Expect::no) {
+      EXPECT_NE(std::string(m.hint), "") << m.name;
+    }
+    EXPECT_TRUE(!m.green_contexts || m.one_process) << m.name << ": green contexts partition one process";
+  }
+  for (const auto mode : {SharingMode::automatic, SharingMode::timeslice, SharingMode::mps, SharingMode::mps_qos,
+                          SharingMode::streams, SharingMode::green}) {
+    EXPECT_EQ(ids.count(mode), 1u) << static_cast<int>(mode);
+  }
+  // "auto, timeslice, ... or green": every name once, in the table's order.
+  std::string choices;
+  for (std::size_t i = 0; i < sharing_modes().size(); ++i) {
+    choices += (i == 0 ? "" : i + 1 == sharing_modes().size() ? " or " : ", ") + std::string(sharing_modes()[i].name);
+  }
+  EXPECT_EQ(mode_choices(), choices);
+}
+
+TEST(ModeTable, ListingHasOneLinePerModeWithItsProperties) {
+  std::istringstream listing(mode_listing());
+  std::string line;
+  std::size_t lines = 0;
+  for (; std::getline(listing, line); ++lines) {
+    std::istringstream fields(line);
+    std::string name, mps, one_process, needs_gpu;
+    fields >> name >> mps >> one_process >> needs_gpu;
+    ASSERT_LT(lines, sharing_modes().size());
+    const SharingModeInfo& m = sharing_modes()[lines];
+    EXPECT_EQ(name, m.name);
+    const char* expected_mps = m.mps_client == Expect::yes ? "yes" : m.mps_client == Expect::no ? "no" : "any";
+    EXPECT_EQ(mps, std::string("mps=") + expected_mps);
+    EXPECT_EQ(one_process, std::string("one-process=") + (m.one_process ? "yes" : "no"));
+    EXPECT_EQ(needs_gpu, std::string("needs-gpu=") + (m.needs_gpu ? "yes" : "no"));
+    EXPECT_NE(line.find(m.description), std::string::npos) << line;
+  }
+  EXPECT_EQ(lines, sharing_modes().size());
+  EXPECT_NE(mode_listing().find("mps-qos    mps=yes one-process=no  needs-gpu=yes"), std::string::npos)
+      << mode_listing();
 }
 
 TEST(Sharing, ReadsStateFromTheProbe) {

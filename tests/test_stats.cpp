@@ -4,7 +4,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "stats.hpp"
+#include "measure/stats.hpp"
 
 namespace mpsb::stats {
 namespace {

@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "stats.hpp"
-#include "stop_rules.hpp"
+#include "measure/stats.hpp"
+#include "measure/stop_rules.hpp"
 
 namespace mpsb {
 namespace {

@@ -1,17 +1,17 @@
-// summarize() (harness/result.cpp) on synthetic ConfigSamples: latency
+// summarize() (harness/results/result.cpp) on synthetic ConfigSamples: latency
 // percentiles per rank and overall, the --allreduce collective record (and a
 // wrong reduction failing verification), and the tenants of a mix with their
 // throughput and slowdown against hand-computed values; their JSON
-// (harness/result_json.cpp); HostAllreduce's expected sums.
+// (harness/results/result_json.cpp); HostAllreduce's expected sums.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
 
-#include "host_allreduce.hpp"
+#include "measure/host_allreduce.hpp"
 #include "registry.hpp"
-#include "result.hpp"
-#include "result_json.hpp"
+#include "results/result.hpp"
+#include "results/result_json.hpp"
 
 namespace mpsb {
 namespace {
@@ -135,6 +135,7 @@ TEST(SummarizeLatency, PercentilesPerRankAndOverall) {
 TEST(SummarizeLatency, JsonCarriesTheLatencyRecord) {
   const nlohmann::json j =
       json_of(summarize(request_samples(), cpu_ranks(2), SharingMode::automatic, three_repetitions(), 1.0));
+  EXPECT_EQ(j["kind"], "kernel");
   EXPECT_EQ(j["status"], "ok");
   EXPECT_EQ(j["params"], (nlohmann::json{{"hidden", 64}}));
   EXPECT_EQ(j["primary_metric"], "item_per_s");
@@ -416,6 +417,7 @@ TEST(SummarizeMix, TheRecordAddsItsTenantsWork) {
 TEST(SummarizeMix, JsonHasTheTenants) {
   const nlohmann::json j = json_of(summarize(mix_samples(), cpu_ranks(3), SharingMode::automatic,
                                              three_repetitions(), 123.0, mix_baselines()));
+  EXPECT_EQ(j["kind"], "mix");
   EXPECT_EQ(j["kernel"], "mix");
   EXPECT_EQ(j["size"], 0);
   EXPECT_EQ(j["ranks_per_gpu"], 3);

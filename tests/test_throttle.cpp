@@ -1,7 +1,7 @@
 // Clock event naming and the "throttled repetition" classification.
 #include <gtest/gtest.h>
 
-#include "throttle.hpp"
+#include "measure/throttle.hpp"
 
 namespace mpsb {
 namespace {

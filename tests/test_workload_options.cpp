@@ -1,13 +1,14 @@
 // --param KERNEL.NAME=VALUE, --allreduce BYTES and --mix TENANT:RANKS,...:
 // their parsing, their one-line rejections, and the plan a mix makes
-// (harness/options.cpp, harness/plan.cpp).
+// (harness/cli/options.cpp, harness/measure/plan.cpp).
 #include <gtest/gtest.h>
 
 #include <memory>
 
-#include "options.hpp"
-#include "placement.hpp"
-#include "plan.hpp"
+#include "cli/options.hpp"
+#include "measure/placement.hpp"
+#include "measure/plan.hpp"
+#include "measure/preflight.hpp"
 #include "registry.hpp"
 #include "usage_error_text.hpp"
 
@@ -52,8 +53,13 @@ void expect_error(const std::vector<std::string>& args, const std::string& fragm
   EXPECT_EQ(e.find('\n'), std::string::npos) << typed << "-> '" << e << "'";
 }
 
+// The plan the command line `o` asks for.
+std::vector<Config> plan_of(const Options& o, DeviceKind device, int max_ranks, int devices) {
+  return build_plan(o.plan, o.mode, device, max_ranks, devices);
+}
+
 std::string plan_error(const Options& o, DeviceKind device, int max_ranks) {
-  return usage_error_text([&] { build_plan(o, device, max_ranks, 1); });
+  return usage_error_text([&] { plan_of(o, device, max_ranks, 1); });
 }
 
 Config plain(const std::string& kernel, const std::string& precision, std::int64_t size, int ranks,
@@ -70,20 +76,20 @@ Tenant tenant(const std::string& kernel, const std::string& precision, std::int6
 
 TEST(Param, SetsTheNamedParameterOfTheKernel) {
   const Options o = parse({"--param", "paramtest.width=64", "--param=paramtest.depth=5"});
-  ASSERT_EQ(o.kernel_params.count("paramtest"), 1u);
-  EXPECT_EQ(o.kernel_params.at("paramtest"), (std::map<std::string, std::int64_t>{{"width", 64}, {"depth", 5}}));
-  EXPECT_TRUE(parse({}).kernel_params.empty());
+  ASSERT_EQ(o.plan.kernel_params.count("paramtest"), 1u);
+  EXPECT_EQ(o.plan.kernel_params.at("paramtest"), (std::map<std::string, std::int64_t>{{"width", 64}, {"depth", 5}}));
+  EXPECT_TRUE(parse({}).plan.kernel_params.empty());
 }
 
 TEST(Param, TheLastValueOfARepeatedParameterWins) {
   const Options o = parse({"--param", "paramtest.width=64", "--param", "paramtest.width=128"});
-  EXPECT_EQ(o.kernel_params.at("paramtest").at("width"), 128);
-  EXPECT_EQ(o.kernel_params.at("paramtest").count("depth"), 0u);
+  EXPECT_EQ(o.plan.kernel_params.at("paramtest").at("width"), 128);
+  EXPECT_EQ(o.plan.kernel_params.at("paramtest").count("depth"), 0u);
 }
 
 TEST(Param, TheRangeEndsAreAccepted) {
-  EXPECT_EQ(parse({"--param", "paramtest.width=16"}).kernel_params.at("paramtest").at("width"), 16);
-  EXPECT_EQ(parse({"--param", "paramtest.width=1024"}).kernel_params.at("paramtest").at("width"), 1024);
+  EXPECT_EQ(parse({"--param", "paramtest.width=16"}).plan.kernel_params.at("paramtest").at("width"), 16);
+  EXPECT_EQ(parse({"--param", "paramtest.width=1024"}).plan.kernel_params.at("paramtest").at("width"), 1024);
 }
 
 TEST(Param, RejectionsNameTheValue) {
@@ -105,7 +111,7 @@ TEST(Param, RejectionsNameTheValue) {
 TEST(Param, PlanFillsDefaultsAndOverridesForItsKernelOnly) {
   const Options o = parse({"--kernel", "matmul,paramtest", "--precision", "all", "--size", "matmul=64",
                            "--size", "paramtest=4", "--ranks-per-gpu", "1", "--param", "paramtest.width=64"});
-  const auto plan = build_plan(o, DeviceKind::cpu, 2, 1);
+  const auto plan = plan_of(o, DeviceKind::cpu, 2, 1);
   int with_params = 0;
   for (const auto& c : plan) {
     if (c.kernel == "matmul") {
@@ -119,7 +125,7 @@ TEST(Param, PlanFillsDefaultsAndOverridesForItsKernelOnly) {
   }
   EXPECT_EQ(with_params, 2);  // fp16, bf16
   // Without --param: every declared parameter at its default.
-  const auto defaults = build_plan(parse({"--kernel", "paramtest", "--size", "4", "--ranks-per-gpu", "1"}),
+  const auto defaults = plan_of(parse({"--kernel", "paramtest", "--size", "4", "--ranks-per-gpu", "1"}),
                                    DeviceKind::cpu, 1, 1);
   ASSERT_EQ(defaults.size(), 1u);
   EXPECT_EQ(defaults[0].params, (KernelParams{{"depth", 2}, {"width", 32}}));
@@ -137,13 +143,13 @@ TEST(Param, InferenceDeclaresHiddenAndLayers) {
   EXPECT_TRUE(k->per_iteration_latency);
   EXPECT_EQ(k->primary, PrimaryMetric::items);
   const Options o = parse({"--param", "inference.hidden=64", "--param", "inference.layers=2"});
-  EXPECT_EQ(o.kernel_params.at("inference"), (std::map<std::string, std::int64_t>{{"hidden", 64}, {"layers", 2}}));
+  EXPECT_EQ(o.plan.kernel_params.at("inference"), (std::map<std::string, std::int64_t>{{"hidden", 64}, {"layers", 2}}));
   expect_error({"--param", "inference.nope=3"}, "--param: kernel inference has no parameter 'nope' (known: ");
   expect_error({"--param", "inference.hidden=15"}, "--param inference.hidden: 15 is out of range [16, 16384]");
   expect_error({"--param", "inference.hidden=16385"}, "--param inference.hidden: 16385 is out of range [16, 16384]");
   expect_error({"--param", "inference.layers=0"}, "--param inference.layers: 0 is out of range [1, 64]");
   expect_error({"--param", "inference.layers=65"}, "--param inference.layers: 65 is out of range [1, 64]");
-  const auto plan = build_plan(parse({"--kernel", "inference", "--precision", "fp16", "--size", "4", "--ranks-per-gpu",
+  const auto plan = plan_of(parse({"--kernel", "inference", "--precision", "fp16", "--size", "4", "--ranks-per-gpu",
                                       "1", "--param", "inference.hidden=64"}),
                                DeviceKind::cpu, 1, 1);
   ASSERT_EQ(plan.size(), 1u);
@@ -161,18 +167,18 @@ TEST(Param, StreamHasNoParametersAndCountsBytes) {
 // ---------------------------------------------------------------- --allreduce
 
 TEST(Allreduce, ByteCountsWithAndWithoutUnits) {
-  EXPECT_FALSE(parse({}).allreduce_bytes.has_value());
-  EXPECT_EQ(parse({"--allreduce", "8"}).allreduce_bytes, 8);
-  EXPECT_EQ(parse({"--allreduce", "1024"}).allreduce_bytes, 1024);
-  EXPECT_EQ(parse({"--allreduce", "64K"}).allreduce_bytes, 65536);
-  EXPECT_EQ(parse({"--allreduce=64k"}).allreduce_bytes, 65536);
-  EXPECT_EQ(parse({"--allreduce", "1K"}).allreduce_bytes, 1024);
-  EXPECT_EQ(parse({"--allreduce", "4M"}).allreduce_bytes, 4 * 1024 * 1024);
-  EXPECT_EQ(parse({"--allreduce", "1G"}).allreduce_bytes, std::int64_t{1} << 30);
-  EXPECT_EQ(parse({"--allreduce", "1073741824"}).allreduce_bytes, std::int64_t{1} << 30);
+  EXPECT_FALSE(parse({}).measure.allreduce_bytes.has_value());
+  EXPECT_EQ(parse({"--allreduce", "8"}).measure.allreduce_bytes, 8);
+  EXPECT_EQ(parse({"--allreduce", "1024"}).measure.allreduce_bytes, 1024);
+  EXPECT_EQ(parse({"--allreduce", "64K"}).measure.allreduce_bytes, 65536);
+  EXPECT_EQ(parse({"--allreduce=64k"}).measure.allreduce_bytes, 65536);
+  EXPECT_EQ(parse({"--allreduce", "1K"}).measure.allreduce_bytes, 1024);
+  EXPECT_EQ(parse({"--allreduce", "4M"}).measure.allreduce_bytes, 4 * 1024 * 1024);
+  EXPECT_EQ(parse({"--allreduce", "1G"}).measure.allreduce_bytes, std::int64_t{1} << 30);
+  EXPECT_EQ(parse({"--allreduce", "1073741824"}).measure.allreduce_bytes, std::int64_t{1} << 30);
   // With other options of a normal run.
   const Options o = parse({"--device", "cpu", "--kernel", "matmul", "--allreduce", "64K", "--ranks-per-gpu", "1,2"});
-  EXPECT_EQ(o.allreduce_bytes, 65536);
+  EXPECT_EQ(o.measure.allreduce_bytes, 65536);
 }
 
 TEST(Allreduce, RejectionsNameTheValue) {
@@ -193,18 +199,18 @@ TEST(Allreduce, RejectionsNameTheValue) {
 
 TEST(Mix, ParsesTenantsAsTyped) {
   const Options o = parse({"--mix", "matmul:1,nbody:1"});
-  EXPECT_EQ(o.mix, "matmul:1,nbody:1");
-  ASSERT_EQ(o.mix_tenants.size(), 2u);
-  EXPECT_EQ(o.mix_tenants[0], tenant("matmul", "", 0, 1));
-  EXPECT_EQ(o.mix_tenants[1], tenant("nbody", "", 0, 1));
+  EXPECT_EQ(o.plan.mix, "matmul:1,nbody:1");
+  ASSERT_EQ(o.plan.mix_tenants.size(), 2u);
+  EXPECT_EQ(o.plan.mix_tenants[0], tenant("matmul", "", 0, 1));
+  EXPECT_EQ(o.plan.mix_tenants[1], tenant("nbody", "", 0, 1));
 
   const Options full = parse({"--mix=matmul/bf16/64:3,nbody/fp64:2,paramtest/bf16/4:1"});
-  ASSERT_EQ(full.mix_tenants.size(), 3u);
-  EXPECT_EQ(full.mix_tenants[0], tenant("matmul", "bf16", 64, 3));
-  EXPECT_EQ(full.mix_tenants[1], tenant("nbody", "fp64", 0, 2));
-  EXPECT_EQ(full.mix_tenants[2], tenant("paramtest", "bf16", 4, 1));
-  EXPECT_TRUE(parse({}).mix.empty());
-  EXPECT_TRUE(parse({}).mix_tenants.empty());
+  ASSERT_EQ(full.plan.mix_tenants.size(), 3u);
+  EXPECT_EQ(full.plan.mix_tenants[0], tenant("matmul", "bf16", 64, 3));
+  EXPECT_EQ(full.plan.mix_tenants[1], tenant("nbody", "fp64", 0, 2));
+  EXPECT_EQ(full.plan.mix_tenants[2], tenant("paramtest", "bf16", 4, 1));
+  EXPECT_TRUE(parse({}).plan.mix.empty());
+  EXPECT_TRUE(parse({}).plan.mix_tenants.empty());
 }
 
 TEST(Mix, RejectionsNameTheValue) {
@@ -246,7 +252,7 @@ TEST(Mix, RefusesWhatContradictsIt) {
 
 TEST(MixPlan, EachTenantAloneThenAtTheTotalThenTheMix) {
   const Options o = parse({"--device", "cpu", "--mix", "matmul/fp32/64:1,nbody:1"});
-  const auto plan = build_plan(o, DeviceKind::cpu, 2, 1);
+  const auto plan = plan_of(o, DeviceKind::cpu, 2, 1);
   const KernelInfo& nbody = *find_kernel("nbody");
   const std::int64_t nbody_size = nbody.default_cpu_sizes[nbody.default_cpu_sizes.size() / 2];
   const std::string nbody_precision = nbody.default_precisions.front();
@@ -271,7 +277,7 @@ TEST(MixPlan, EachTenantAloneThenAtTheTotalThenTheMix) {
 
 TEST(MixPlan, DefaultsAreTheFirstPrecisionAndTheMiddleSizeOfTheDevice) {
   const Options o = parse({"--mix", "matmul:2,nbody:2"});
-  const auto gpu = build_plan(o, DeviceKind::gpu, 4, 1);
+  const auto gpu = plan_of(o, DeviceKind::gpu, 4, 1);
   ASSERT_EQ(gpu.size(), 5u);
   // matmul GPU sizes {512, 1024, 2048, 4096, 8192}: 2048; nbody {4096, 16384, 65536}: 16384.
   EXPECT_EQ(gpu[4].precision, "matmul/fp32/2048:2,nbody/fp32/16384:2");
@@ -281,13 +287,13 @@ TEST(MixPlan, DefaultsAreTheFirstPrecisionAndTheMiddleSizeOfTheDevice) {
   EXPECT_EQ(gpu[3], plain("nbody", "fp32", 16384, 4));
   EXPECT_EQ(gpu[4].ranks_per_gpu, 4);
   // CPU: matmul {64, 128, 256}: 128; nbody {256, 512}: 512.
-  const auto cpu = build_plan(o, DeviceKind::cpu, 4, 1);
+  const auto cpu = plan_of(o, DeviceKind::cpu, 4, 1);
   EXPECT_EQ(cpu[4].precision, "matmul/fp32/128:2,nbody/fp32/512:2");
 }
 
 TEST(MixPlan, ThreeTenantsGiveSevenConfigurations) {
   const Options o = parse({"--mix", "matmul/fp32/64:1,nbody/fp64/256:2,matmul/bf16/32:1"});
-  const auto plan = build_plan(o, DeviceKind::cpu, 4, 1);
+  const auto plan = plan_of(o, DeviceKind::cpu, 4, 1);
   ASSERT_EQ(plan.size(), 7u);
   EXPECT_EQ(plan[0], plain("matmul", "fp32", 64, 1));
   EXPECT_EQ(plan[1], plain("nbody", "fp64", 256, 2));
@@ -300,7 +306,7 @@ TEST(MixPlan, ThreeTenantsGiveSevenConfigurations) {
 }
 
 TEST(MixPlan, ATenantRepeatedIsMeasuredAloneOnce) {
-  const auto plan = build_plan(parse({"--mix", "matmul/fp32/64:1,matmul/fp32/64:1"}), DeviceKind::cpu, 2, 1);
+  const auto plan = plan_of(parse({"--mix", "matmul/fp32/64:1,matmul/fp32/64:1"}), DeviceKind::cpu, 2, 1);
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_EQ(plan[0], plain("matmul", "fp32", 64, 1));
   EXPECT_EQ(plan[1], plain("matmul", "fp32", 64, 2));
@@ -310,7 +316,7 @@ TEST(MixPlan, ATenantRepeatedIsMeasuredAloneOnce) {
 
 TEST(MixPlan, TenantsCarryTheRunsParameters) {
   const Options o = parse({"--mix", "paramtest/bf16/4:1,matmul/fp32/64:1", "--param", "paramtest.depth=3"});
-  const auto plan = build_plan(o, DeviceKind::cpu, 2, 1);
+  const auto plan = plan_of(o, DeviceKind::cpu, 2, 1);
   ASSERT_EQ(plan.size(), 5u);
   const KernelParams params{{"depth", 3}, {"width", 32}};
   EXPECT_EQ(plan[0], plain("paramtest", "bf16", 4, 1, params));
@@ -368,7 +374,7 @@ TEST(MixPlan, PreflightSkipsTheMixRecord) {
   gpu.memory_free_bytes = std::uint64_t{1} << 40;
   const Placement p = build_placement(DeviceKind::gpu, {describe_rank(0, "h", 0, DeviceKind::gpu, gpu),
                                                         describe_rank(1, "h", 1, DeviceKind::gpu, gpu)});
-  const auto plan = build_plan(parse({"--mix", "matmul/fp32/64:1,nbody/fp32/256:1"}), DeviceKind::gpu, 2, 1);
+  const auto plan = plan_of(parse({"--mix", "matmul/fp32/64:1,nbody/fp32/256:1"}), DeviceKind::gpu, 2, 1);
   EXPECT_TRUE(preflight_memory(plan, p).empty());
 }
 

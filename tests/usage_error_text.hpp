@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "cli_values.hpp"
+#include "runtime/usage_error.hpp"
 
 namespace mpsb {
 

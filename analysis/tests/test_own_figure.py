@@ -100,7 +100,10 @@ def test_own_figures_that_disagree_are_refused(tmp_path: Path, mutate, field: st
     path = builder.write(tmp_path / "bad.json", builder.document(bad))
     with pytest.raises(AnalysisError) as exc:
         load_results([path])
-    assert exc.value.field.startswith(f"results[3].{field}") and message in str(exc.value), str(exc.value)
+    # the schema (main's, with the sweep's app fields) or the analysis's own check refuses it, naming the field
+    assert exc.value.field.startswith(f"results[3].{field}"), str(exc.value)
+    assert message in str(exc.value) or "maximum" in str(exc.value) or "is not of type" in str(exc.value), \
+        str(exc.value)
 
 
 def test_energy_per_program_unit(tmp_path: Path) -> None:

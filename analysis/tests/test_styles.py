@@ -20,7 +20,7 @@ from mpsbench_analysis.report import build_report
 from mpsbench_analysis.validate import schema
 from mpsbench_core.modes import NAMES, OKABE_ITO, style as mode_style
 
-SCHEMA_MODES = schema()["definitions"]["result"]["properties"]["mode"]["enum"]
+SCHEMA_MODES = schema()["definitions"]["mode"]["enum"]
 MACHADO = {
     "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
                    [-0.003882, -0.048116, 1.051998]],

@@ -53,13 +53,6 @@ def params_text(params: Mapping[str, Any] | None) -> str:
     return ",".join(f"{name}={params[name]}" for name in sorted(params, key=str))
 
 
-def app_params(r: Mapping[str, Any]) -> str:
-    """An application record's parameters: its CPU binding (``bind=core``), "" when its copies were not pinned."""
-    app = r.get("app") if isinstance(r, Mapping) else None
-    bind = app.get("bind") if isinstance(app, Mapping) else None
-    return f"bind={bind}" if isinstance(bind, str) and bind not in ("", "none") else ""
-
-
 def app_name(r: Mapping[str, Any]) -> str:
     """An application record's name (``app.name``; ``precision`` before version 3)."""
     app = r.get("app") if isinstance(r, Mapping) else None
@@ -77,6 +70,14 @@ def number(value: Any) -> float | None:
     except OverflowError:  # an integer beyond a double
         return None
     return value if math.isfinite(value) else None
+
+
+def app_params(r: Mapping[str, Any]) -> str:
+    """An application record's parameters: how its copies were pinned to CPUs (``app.bind``, mpsbench-sweep
+    --app-bind) where they were, ``bind=core``; "" for unpinned copies and files before it."""
+    app = r.get("app") if isinstance(r, Mapping) else None
+    bind = app.get("bind") if isinstance(app, Mapping) else None
+    return params_text({"bind": bind}) if isinstance(bind, str) and bind not in ("", "none") else ""
 
 
 def _number(value: Any) -> float | None:
@@ -130,7 +131,7 @@ class Result:
     name: str                  # the kernel; the application's name; "mix"
     precision: str             # the kernel's precision; a mix: its tenants as written; "" for an application
     size: int | None           # None for an application; 0 for a mix
-    params: str                # params_text of the kernel's parameters; "" for none
+    params: str                # params_text of the kernel's parameters; an application's binding (app_params)
     mode: str                  # result.mode
     mode_label: str            # modes.label: mps-qos and mps-mem carry their setting
     ranks_per_gpu: int         # ranks per GPU; copies per GPU for an application; a mix: its tenants' sum

@@ -65,10 +65,12 @@ class SweepRecord:
     repetitions: int | None = None
     device: str | None = None
     probe: str | None = None
+    command: str | None = None                       # the sweep's command line as typed, shell-quoted
     tool: str = field(default=TOOL)
 
     #: Written only when set (an ordinary sweep has no memory limits and no application).
-    OPTIONAL = ("mem_limits", "mem_limit_device_ordinals", "app", "min_time_s", "repetitions", "device", "probe")
+    OPTIONAL = ("mem_limits", "mem_limit_device_ordinals", "app", "min_time_s", "repetitions", "device", "probe",
+                "command")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -105,7 +107,7 @@ class SweepRecord:
             app=sweep.get("app") if isinstance(sweep.get("app"), Mapping) else None,
             min_time_s=_threshold(sweep.get("min_time_s")), repetitions=get("repetitions", int, None),
             device=get("device", str, None), probe=get("probe", str, None),
-            tool=get("tool", str, TOOL))
+            command=get("command", str, None), tool=get("tool", str, TOOL))
 
 
 def recorded_threshold(doc: Mapping[str, Any]) -> float:

@@ -13,7 +13,15 @@ $FAKE_APP_DIR/copy-I.count, so a fault can hit a copy's Nth run:
                      FAKE_APP_BACKGROUND=1; each run logs bg_alive=K, how many such children of earlier
                      runs were alive when it started
   --remove-run-dir-on-run N  that run removes the directory of its host's runs (its stdout's grandparent)
-It prints "result=ok run=N" on stdout (what the --app-check example looks for).
+It prints "result=ok run=N" on stdout (what the --app-check example looks for). Its own figure:
+  --rate R           it prints "rate: R units/s" (R may be "copy" for 10 x (copy number + 1)) before ending
+  --rate-text T      ... or "rate: T units/s" (a group that is not a number)
+  --startup S        sleeps S seconds first (a slow start: imports, context, compilation)
+  --count-rate R     then prints "N,progress" every --count-every seconds for --count-for seconds, N the
+                     count so far at R per second (a cumulative counter, flushed line by line)
+  --count-down       the counter goes down once (not cumulative)
+Each run also logs cpus=LIST (its CPU affinity) and the first entry of PATH, PYTHONPATH, VIRTUAL_ENV and
+FAKE_VENV_PYTHON (set by a fake virtual environment's python3 wrapper) in copies.log.
 """
 import argparse
 import os
@@ -50,6 +58,13 @@ def main():
     p.add_argument("--fail-message", default="simulated failure")
     p.add_argument("--background", type=float)
     p.add_argument("--remove-run-dir-on-run", type=int)
+    p.add_argument("--rate")
+    p.add_argument("--rate-text")
+    p.add_argument("--startup", type=float, default=0.0)
+    p.add_argument("--count-rate", type=float)
+    p.add_argument("--count-every", type=float, default=0.05)
+    p.add_argument("--count-for", type=float, default=1.0)
+    p.add_argument("--count-down", action="store_true")
     args = p.parse_args()
     directory = os.environ["FAKE_APP_DIR"]
     copy = os.environ.get("MPSBENCH_COPY", "-")
@@ -65,7 +80,11 @@ def main():
         f.write(f"copy={copy} cuda_visible_devices={os.environ.get('CUDA_VISIBLE_DEVICES', '-')} "
                 f"local_rank={os.environ.get('MPSBENCH_LOCAL_RANK', '-')} gpu={os.environ.get('MPSBENCH_GPU', '-')} "
                 f"pipe={os.environ.get('CUDA_MPS_PIPE_DIRECTORY', '-')} run={run} "
-                f"bg_alive={background_alive() if args.background else '-'}\n")
+                f"bg_alive={background_alive() if args.background else '-'} "
+                f"cpus={','.join(map(str, sorted(os.sched_getaffinity(0))))} "
+                f"path0={os.environ.get('PATH', '-').split(os.pathsep)[0]} "
+                f"pythonpath={os.environ.get('PYTHONPATH', '-')} venv={os.environ.get('VIRTUAL_ENV', '-')} "
+                f"venv_python={os.environ.get('FAKE_VENV_PYTHON', '-')}\n")
     hit = args.fail_copy is None or str(args.fail_copy) == copy
     if args.background:
         subprocess.Popen(["sleep", str(args.background)], start_new_session=True, stdout=subprocess.DEVNULL,
@@ -81,7 +100,21 @@ def main():
     if hit and run == args.hang_on_run:
         while True:
             time.sleep(60)
+    time.sleep(args.startup)
+    if args.count_rate is not None:
+        started, count, lines = time.monotonic(), 0.0, 0
+        while time.monotonic() - started < args.count_for:
+            time.sleep(args.count_every)
+            count = args.count_rate * (time.monotonic() - started)
+            lines += 1
+            shown = count / 2 if args.count_down and lines == 3 else count
+            print(f"{shown:.3f},progress", flush=True)
     time.sleep(args.sleep)
+    if args.rate is not None:
+        value = 10.0 * (int(copy) + 1) if args.rate == "copy" else float(args.rate)
+        print(f"rate: {value} units/s")
+    if args.rate_text is not None:
+        print(f"rate: {args.rate_text} units/s")
     print(f"result=ok run={run}")
     return 0
 

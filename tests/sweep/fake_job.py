@@ -20,6 +20,10 @@ Faults (environment; the value is a comma list of modes, or 1 for every mode):
                        the MPS client limit: an `mpsbench: fatal:` line, exit 3 (MPI_Abort)
   FAKE_JOB_CLIENT_LIMIT_HANG=1  ... instead it hangs (a client left waiting): only --timeout ends it
   FAKE_JOB_ENV_LOG=FILE  append one JSON line per job: mode, np and the CUDA_MPS_* variables it got
+  FAKE_JOB_TIMING=1    each result carries the engine's `timing` (windows 0.6 s, warm-up 0.2 s of a 1.0 s
+                       configuration) and the context `timing.total_s` (0.1 s of start-up + 1.0 s per result)
+  FAKE_JOB_ENERGY=1    each result carries `energy` (300 W; J per FLOP = 300 / the aggregate) and
+                       `gpu_activity` (SM active 40% in timeslice, 80% in the others)
 FAKE_JOB_CONTROL: the (fake) MPS control program used to ask for a daemon;
 FAKE_JOB_GPUS: GPUs per node (default 1).
 """
@@ -175,6 +179,18 @@ def main():
                                "gpu_iteration_time_s": summary(0.03), "throughput_per_s": value / k,
                                "verification": check, "kernel_details": {}, "latency_s": None,
                                "collective_time_s": None, "tenant": None} for r in range(k)]})
+                if os.environ.get("FAKE_JOB_TIMING") == "1":
+                    doc["results"][-1]["timing"] = {"setup_s": 0.05, "first_run_s": 0.05, "warmup_s": 0.2,
+                                                    "repetitions_s": 0.6, "windows_s": 0.6, "verification_s": 0.05,
+                                                    "gather_s": 0.02, "report_s": 0.03, "wall_s": 1.0}
+                if os.environ.get("FAKE_JOB_ENERGY") == "1":
+                    doc["results"][-1]["energy"] = {"available": True, "joules": 180.0,
+                                                    "joules_per_unit": 300.0 / value, "mean_power_w": 300.0}
+                    doc["results"][-1]["gpu_activity"] = {"available": True,
+                                                          "sm_active": 40.0 if mode == "timeslice" else 80.0,
+                                                          "sm_occupancy": 30.0, "dram_bw": 10.0, "tensor_active": 0.0}
+    if os.environ.get("FAKE_JOB_TIMING") == "1":
+        doc["context"]["timing"] = {"startup_s": 0.1, "total_s": 0.1 + 1.0 * len(doc["results"])}
     doc["complete"] = True
     write(args.output, doc)
     sys.exit(0 if verified else 1)

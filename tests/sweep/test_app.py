@@ -26,9 +26,10 @@ class AppTestCase(SweepTestCase):
         self.env["FAKE_APP_DIR"] = self.app_dir
 
     def app_args(self, app, *extra, modes="timeslice", ranks="1,2", min_time="1"):
-        return ["--app", app, "--modes", modes, "--ranks-per-gpu", ranks, "--min-time", min_time,
-                "--output", self.output, "--mps-control", FAKE_CONTROL, "--mps-quit-grace", "2",
-                "--mps-ready-timeout", "5"] + list(extra)
+        return (["--app", app, "--modes", modes, "--ranks-per-gpu", ranks]
+                + (["--min-time", min_time] if min_time else [])
+                + ["--output", self.output, "--mps-control", FAKE_CONTROL, "--mps-quit-grace", "2",
+                   "--mps-ready-timeout", "5"] + list(extra))
 
     def cpu_args(self, app, *extra, **kw):
         return self.app_args(app, "--device", "cpu", *extra, **kw)

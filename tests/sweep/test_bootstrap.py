@@ -47,11 +47,22 @@ class BootstrapRun(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def dry_run(self, *args, gpus="1", cores="16", mps=True, expect=0):
+    def dry_run(self, *args, gpus="1", cores="16", mps=True, expect=0, nvidia_smi=None):
+        """nvidia_smi: what a fake nvidia-smi -L prints (None: there is none)."""
         env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "OMP_THREAD_LIMIT")}
         env.update(MPSBENCH_BOOTSTRAP_DRY_RUN="1", MPSBENCH_BOOTSTRAP_GPUS=gpus, OMP_NUM_THREADS=cores,
                    MPSBENCH_BUILD_DIR=self.build, MPSBENCH_RANKS="8",
                    PATH=(os.path.dirname(FAKE_CONTROL) + os.pathsep if mps else "") + self.nompsbin)
+        smi = os.path.join(self.nompsbin, "nvidia-smi")
+        if os.path.lexists(smi):
+            os.unlink(smi)
+        if nvidia_smi is not None:
+            with open(smi, "w") as f:
+                f.write(f"#!/bin/sh\nprintf '%s\\n' {shlex.quote(nvidia_smi)}\n")
+            os.chmod(smi, 0o755)
+            for tool in ("grep", "printf"):
+                if shutil.which(tool) and not os.path.lexists(os.path.join(self.nompsbin, tool)):
+                    os.symlink(shutil.which(tool), os.path.join(self.nompsbin, tool))
         r = subprocess.run([shutil.which("bash") or "/bin/bash", BOOTSTRAP, "run"] + list(args), env=env, cwd=self.tmp, capture_output=True,
                            text=True, timeout=60)
         self.assertEqual(r.returncode, expect, r.stdout + r.stderr)
@@ -60,7 +71,8 @@ class BootstrapRun(unittest.TestCase):
         lines = r.stdout.splitlines()
         sweep = next(shlex.split(l.split(": ", 1)[1][len("would run: "):]) for l in lines if "would run: " in l)
         report = next(shlex.split(l.split("then: ", 1)[1]) for l in lines if "then: " in l)
-        notes = [l for l in lines if "would run: " not in l and "then: " not in l]
+        self.build_line = next(l.split("would build: ", 1)[1] for l in lines if "would build: " in l)
+        notes = [l for l in lines if "would run: " not in l and "then: " not in l and "would build: " not in l]
         return sweep, report, notes
 
     def split(self, sweep):
@@ -143,6 +155,22 @@ class BootstrapRun(unittest.TestCase):
         self.assertRegex(output, r"^mpsbench-compare-\d{8}-\d{6}-4\.json$")
         for path in (output, report[4], output[:-5] + "-work"):
             self.assertFalse(os.path.lexists(os.path.join(self.tmp, path)), path)
+
+    def test_the_build_makes_what_the_run_needs_for_the_local_gpu(self):
+        self.dry_run(nvidia_smi="GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)")
+        configure, build = [shlex.split(part) for part in self.build_line.split(" && ")]
+        self.assertIn("-DCMAKE_CUDA_ARCHITECTURES=native", configure)
+        self.assertEqual(build[-3:], ["--target", "mpsbench", "mpsbench-probe"])
+        for listing in (None, "No devices were found"):  # no nvidia-smi, or one that finds no GPU
+            self.dry_run(gpus="0", nvidia_smi=listing)
+            self.assertIn("-UCMAKE_CUDA_ARCHITECTURES", shlex.split(self.build_line.split(" && ")[0]))
+
+    def test_offline_the_report_is_made_elsewhere(self):
+        with open(BOOTSTRAP, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("make it on any machine with pip from the results file: pip install ./analysis && "
+                      "mpsbench-analyze report", text)
+        self.assertIn("debian_analysis_packages=(python3-pandas python3-matplotlib python3-jsonschema)", text)
 
     def test_ci_runs_only_the_test_command(self):
         with open(os.path.join(REPO, ".ci", "run"), encoding="utf-8") as f:

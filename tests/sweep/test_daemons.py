@@ -103,3 +103,41 @@ class GuardianCommands(SweepTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ParallelTests(unittest.TestCase):
+    """The sweep's tests run in parallel (one ctest test per module): a daemon another test started is not this
+    test's foreign daemon, while a daemon without a test's mark (every real one) always is."""
+
+    def test_another_tests_daemon_is_skipped_an_unmarked_one_is_not(self):
+        from mpsbench_sweep.daemon import mps_daemon
+        started = []
+        try:
+            for tag in ("other-test", "this-test", None):
+                env = {k: v for k, v in os.environ.items() if k != "SWEEP_TEST_TAG"}
+                if tag:
+                    env["SWEEP_TEST_TAG"] = tag
+                started.append(subprocess.Popen(["nvidia-cuda-mps-control", "-d", "-c", "import time; time.sleep(60)"],
+                                                executable=sys.executable, env=env))
+            time.sleep(0.3)
+            pids = [p.pid for p in started]
+            saved = os.environ.get("SWEEP_TEST_TAG")
+            os.environ["SWEEP_TEST_TAG"] = "this-test"
+            try:
+                found = {f["pid"] for f in mps_daemon.find_foreign()} & set(pids)
+            finally:
+                if saved is None:
+                    del os.environ["SWEEP_TEST_TAG"]
+                else:
+                    os.environ["SWEEP_TEST_TAG"] = saved
+            self.assertEqual(found, {pids[1], pids[2]})
+            os.environ.pop("SWEEP_TEST_TAG", None)
+            try:
+                self.assertEqual({f["pid"] for f in mps_daemon.find_foreign()} & set(pids), set(pids))
+            finally:
+                if saved is not None:
+                    os.environ["SWEEP_TEST_TAG"] = saved
+        finally:
+            for p in started:
+                p.kill()
+                p.wait()

@@ -66,8 +66,10 @@ class NormalEnd(SweepTestCase):
         again = verdict_lines(verdicts(results_of([doc]), recorded_threshold(doc)))
         self.assertEqual([l for l in r.stdout.splitlines() if l.startswith("verdict: ")], again)
         self.assertIn("MPS never pays off (gain < 1.6x at every size measured)", again[0])
-        # The whole block after the memory summary is console_report's.
-        self.assertTrue(r.stdout.rstrip("\n").endswith(console_report(doc, recorded_threshold(doc))))
+        # The whole block after the memory summary is console_report's; the time profile follows it.
+        report = console_report(doc, recorded_threshold(doc))
+        self.assertIn(report, r.stdout)
+        self.assertTrue(r.stdout.split(report, 1)[1].lstrip("\n").startswith("where the time went (s):"))
 
     def test_qos_percentages_and_keep_parts(self):
         r = self.sweep(self.fake_args("--qos-percentages", "30,60", "--keep-parts", modes="mps-qos", ranks="2"))

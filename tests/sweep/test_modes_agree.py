@@ -19,23 +19,31 @@ def schema():
         return json.load(f)
 
 
+def refs_the_mode_enum(node):
+    return node == {"$ref": "#/definitions/mode"} or node.get("$ref") == "#/definitions/mode"
+
+
 class RegistryAgreesWithTheSchema(unittest.TestCase):
+    """The schema holds the modes in one enum, definitions.mode, and every mode field refers to it."""
+
     def setUp(self):
         self.definitions = schema()["definitions"]
 
-    def test_every_mode_a_result_may_have(self):
-        for record in ("result", "app_result"):
-            self.assertEqual(tuple(self.definitions[record]["properties"]["mode"]["enum"]), modes.NAMES, record)
+    def test_the_one_enum_is_the_registry(self):
+        self.assertEqual(tuple(self.definitions["mode"]["enum"]), modes.NAMES)
 
-    def test_the_modes_the_sweep_runs(self):
+    def test_every_mode_field_refers_to_it(self):
         sweep = self.definitions["context"]["properties"]["sweep"]["properties"]
-        self.assertEqual(tuple(sweep["modes"]["items"]["enum"]), modes.SWEEP_MODES)
-        self.assertEqual(tuple(sweep["jobs"]["items"]["properties"]["mode"]["enum"]), modes.SWEEP_MODES)
-
-    def test_the_modes_mpsbench_can_be_asked_for(self):
-        engine = tuple(dict.fromkeys(m.engine_mode for m in modes.MODES if m.engine_mode))
-        self.assertEqual(tuple(self.definitions["context"]["properties"]["mode_requested"]["enum"]),
-                         ("auto",) + engine)
+        for where, node in (("result", self.definitions["result"]["properties"]["mode"]),
+                            ("app_result", self.definitions["app_result"]["properties"]["mode"]),
+                            ("sweep.modes", sweep["modes"]["items"]),
+                            ("sweep.jobs[].mode", sweep["jobs"]["items"]["properties"]["mode"])):
+            self.assertTrue(refs_the_mode_enum(node), where)
+        requested = self.definitions["context"]["properties"]["mode_requested"]["oneOf"]
+        self.assertEqual(requested[0], {"const": "auto"})
+        self.assertTrue(refs_the_mode_enum(requested[1]))
+        text = json.dumps(schema())
+        self.assertEqual(text.count('"timeslice"'), 1, "a second list of mode names in the schema")
 
     def test_defaults_and_kinds_are_sweep_modes(self):
         self.assertTrue(set(modes.DEFAULT_SWEEP_MODES) <= set(modes.SWEEP_MODES))
@@ -46,16 +54,32 @@ class RegistryAgreesWithTheSchema(unittest.TestCase):
 
 
 class RegistryAgreesWithTheEngine(unittest.TestCase):
-    def test_engine_modes_are_listed_by_mpsbench(self):
+    """mpsbench --list-modes (the C++ mode table) against the registry: the same engine modes, each an MPS
+    client or not and one process or not alike."""
+
+    def test_engine_table_is_the_registry(self):
         mpsbench = os.environ.get("MPSBENCH_SWEEP_TEST_MPSBENCH") or os.path.join(REPO, "build", "mpsbench")
         if not os.path.isfile(mpsbench):
             self.skipTest(f"{mpsbench} is not built")
         run = subprocess.run([mpsbench, "--list-modes"], capture_output=True, text=True, timeout=60)
-        if run.returncode != 0:
-            self.skipTest("this mpsbench has no --list-modes")
-        listed = set(run.stdout.replace(",", " ").split())
-        for name in {m.engine_mode for m in modes.MODES if m.sweep}:
-            self.assertIn(name, listed, f"mpsbench --list-modes lacks {name}")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        engine = {}
+        for line in run.stdout.splitlines():
+            fields = line.split()
+            flags = dict(f.split("=", 1) for f in fields[1:] if "=" in f)
+            engine[fields[0]] = flags
+        self.assertIn("auto", engine)
+        del engine["auto"]
+        ours = {m.engine_mode: m for m in modes.MODES if m.engine_mode == m.name}
+        self.assertEqual(set(engine), set(ours))
+        for name, flags in engine.items():
+            m = ours[name]
+            if flags["mps"] != "any":
+                self.assertEqual(flags["mps"] == "yes", m.mps, name)
+            self.assertEqual(flags["one-process"] == "yes", m.one_process, name)
+        for m in modes.MODES:  # a sweep-only mode runs as an engine mode of the same kind
+            if m.sweep and m.engine_mode != m.name:
+                self.assertEqual(ours[m.engine_mode].mps, m.mps, m.name)
 
 
 if __name__ == "__main__":

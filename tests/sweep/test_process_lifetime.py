@@ -72,7 +72,8 @@ class FarmerKilled(AppTestCase):
             self.assertIsNone(proc.poll())
             self.assertLess(time.monotonic(), deadline, "the copy did not start")
             time.sleep(0.05)
-        farmer = [p for p in tagged_pids(self.tag) if cmdline(p)[1:3] == [b"-m", b"mpsbench_sweep.app.farm"]]
+        farmer = [p for p in tagged_pids(self.tag) if cmdline(p)[1:2] == [b"-c"]
+                  and b"from mpsbench_sweep.app.farm import main" in cmdline(p)[2]]
         run = [p for p in tagged_pids(self.tag) if cmdline(p)[1:2] == [FAKE_APP.encode()]]
         self.assertEqual((len(farmer), len(run)), (1, 1))
         os.kill(farmer[0], 9)

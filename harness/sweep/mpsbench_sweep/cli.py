@@ -7,12 +7,13 @@ into the frozen settings, the runner runs them.
 import argparse
 import signal
 import sys
+import time
 
 from mpsbench_core import modes as registry
 from mpsbench_core.verdict import GAIN_THRESHOLD
 
 from . import configure, workdir
-from .app.settings import DEFAULT_APP_MODES, MAX_MIN_TIME_S, MAX_REPETITIONS
+from .app.settings import DEFAULT_APP_MODES, MAX_MIN_TIME_S, MAX_REPETITIONS, MIN_TIME_DEFAULT_S
 from .inputs import InputError, integer, seconds
 from .jobs.outcome import EXIT_INPUT, Interrupted
 from .launcher import LauncherError
@@ -172,7 +173,24 @@ def build_parser():
       help="the command is an MPI program: each run is one whole launch of k x G ranks per node through this "
            "launcher; each rank sees one GPU, node-local rank mod G (harness/sweep/app-rank-gpu) (default: "
            "none: separate copies)")
-    a("--min-time", type=number("--min-time", MAX_MIN_TIME_S), default=10.0, metavar="S",
+    a("--app-metric", default=None, metavar="REGEX",
+      help="the program's own figure: the first group of the last line of a run's stdout that REGEX matches is "
+           "that copy's rate (e.g. 'ns_per_day: ([0-9.]+)'); a configuration's figure is the sum over the copies "
+           "(default: none: runs per second)")
+    a("--app-progress", default=None, metavar="REGEX",
+      help="the program's own figure from a cumulative counter it prints as it goes (e.g. '^([0-9]+),'): each "
+           "copy's rate inside the window where every copy is counting, start-up excluded; each window is one "
+           "run per copy (default: none)")
+    a("--app-metric-unit", default=None, metavar="UNIT",
+      help="the unit of that figure, e.g. ns/day, it/s, steps/s (default: units/s)")
+    a("--app-bind", default="none", metavar="LIST",
+      help="how copies are pinned to CPUs, an axis like the modes: none, core (cores of its own per copy), numa "
+           "(its GPU's NUMA node) (default: %(default)s)")
+    a("--meter", default=None, metavar="PATH",
+      help="mpsbench-meter, which reads the GPUs' energy and SM activity over each window (default: the one "
+           "beside an installed mpsbench-sweep, else build/mpsbench-meter, else on PATH; missing: recorded as "
+           "unavailable)")
+    a("--min-time", type=number("--min-time", MAX_MIN_TIME_S), default=MIN_TIME_DEFAULT_S, metavar="S",
       help="--app: copies start new runs until S seconds have passed (at most 3600, as mpsbench's --min-time); "
            "the window ends when the last run ends (default: %(default)g)")
     a("--repetitions", type=whole("--repetitions", 1, MAX_REPETITIONS), default=3, metavar="N",
@@ -196,6 +214,7 @@ def _interrupt(signum, frame):
 
 
 def main(argv=None):
+    started = time.monotonic()
     argv = list(sys.argv[1:] if argv is None else argv)
     # Before the runner's own handling: the preflight may wait for nvidia-smi or the probe; a signal then
     # ends the sweep with one line and its usual status, not a traceback (the probe is killed by run()).
@@ -204,6 +223,11 @@ def main(argv=None):
     try:
         settings = configure.settings_from(argv, build_parser())
         lock = workdir.claim(settings.workdir)  # held until the sweep exits, however it exits
+        try:
+            output_lock = workdir.claim_output(settings.output)  # two sweeps never write one --output
+        except InputError:
+            lock.release()
+            raise
     except (InputError, LauncherError) as e:
         print(f"mpsbench-sweep: error: {printable(e)}", file=sys.stderr)
         return EXIT_INPUT
@@ -212,6 +236,7 @@ def main(argv=None):
               "started", file=sys.stderr)
         return 128 + e.signum
     try:
-        return Runner(settings).run()
+        return Runner(settings, started).run()
     finally:
+        output_lock.release()
         lock.release()

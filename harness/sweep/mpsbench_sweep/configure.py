@@ -7,6 +7,8 @@ the work directory. Bad input raises InputError (one line, exit 2).
 """
 import datetime
 import os
+import shlex
+import sys
 import tempfile
 
 from mpsbench_core import modes as registry
@@ -197,7 +199,7 @@ def settings_from(argv, parser):
         app = app_settings(args, nodes, gpus_per_node, node_gpus)
         device = app.device
         check_app_modes(modes, device)
-        jobs = plan_app_jobs(modes, ranks, qos, lambda k: app.copies_per_node(k) * nodes)
+        jobs = plan_app_jobs(modes, ranks, qos, lambda k: app.copies_per_node(k) * nodes, app.binds)
     elif args.client_ramp:
         jobs = plan_ramp(limit, nodes, gpus_per_node)
         ranks = [j.k for j in jobs if not j.past_limit]  # the step past the limit is on purpose
@@ -233,7 +235,8 @@ def settings_from(argv, parser):
         node_gpus=tuple(node_gpus) if node_gpus is not None else None, mem_limits=tuple(mem_limits) if mem_limits
         else None, mem_limit_device_ordinals=ordinals, app=app.identity if app else None,
         min_time_s=app.min_time if app else None, repetitions=app.repetitions if app else None,
-        device=app.device if app else None, probe=app.probe if app else None)
+        device=app.device if app else None, probe=app.probe if app else None,
+        command=shlex.join([sys.argv[0] or "mpsbench-sweep"] + list(argv)))
     ramp = (RampSettings(limit=limit, reason=limit_reason, explicit=args.mps_client_limit is not None)
             if args.client_ramp else None)
     daemon = DaemonSettings(control=control, existing_daemon=args.existing_daemon,

@@ -15,9 +15,10 @@ modes.
 """
 from mpsbench_core import modes as registry
 from mpsbench_core import records, stats
-from mpsbench_core.units import format_si
+from mpsbench_core.units import format_count, format_si
 from mpsbench_core.verdict import GAIN_THRESHOLD, KernelVerdict, verdict_lines, verdicts
 
+from .console_tables import app_lines, energy_lines, mix_lines
 from .plan import MEM_FIELD, QOS_FIELD
 from .text import printable
 
@@ -27,8 +28,20 @@ SETTING_VARIABLES = {QOS_FIELD: "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", MEM_FIELD: 
 TITLED_SETTINGS = (MEM_FIELD,)  # settings always shown in their own columns' titles
 
 
+def _params(r):
+    """A kernel's parameters; an application's binding where it is pinned (records.app_params: bind=core)."""
+    return r.params
+
+
 def _row_key(r):
-    return r.kind, r.name, r.precision, r.params, r.size if r.size is not None else -1, r.ranks_per_gpu
+    return r.kind, r.name, r.precision, _params(r), r.size if r.size is not None else -1, r.ranks_per_gpu
+
+
+def _cell(r):
+    if r.status != "ok":
+        return "FAILED"
+    # A program's own unit reads without SI prefixes (ns/day, steps/s); runs and kernels' units with them.
+    return format_count(r.median, r.unit) if r.kind == "app" and r.unit != "run/s" else format_si(r.median, r.unit)
 
 
 def _columns(results):
@@ -60,9 +73,16 @@ def _cell_key(r, columns):
 def console_report(doc, threshold=None):
     """The table, its notes, then the verdict lines (mpsbench_core.verdict) of a results document."""
     threshold = GAIN_THRESHOLD if threshold is None else threshold
-    results = [records.Result.from_json(r) for r in doc.get("results", []) if isinstance(r, dict)]
-    if not results:
+    everything = [records.Result.from_json(r) for r in doc.get("results", []) if isinstance(r, dict)]
+    if not everything:
         return "no results to compare"
+    results = [r for r in everything if r.kind != "mix"]  # a mix is its tenants (console_tables.mix_lines)
+    extra = [lines for lines in (app_lines(results), energy_lines(results), mix_lines(everything)) if lines]
+    found = verdicts(everything, threshold)
+    verdict = [printable(line) for line in verdict_lines(found)]
+    tables = [line for lines in extra for line in [""] + lines]
+    if not results:
+        return "\n".join(tables[1:] + [""] + verdict)
     rows, order = {}, {}
     for r in results:
         rows.setdefault(_row_key(r), []).append(r)
@@ -72,7 +92,7 @@ def console_report(doc, threshold=None):
     for mode, value, _ in columns:
         single[mode] = None if mode in single else (mode, value)
     ratios = [(name, single[a], single[b]) for name, a, b in RATIOS if single.get(a) and single.get(b)]
-    with_params = any(r.params for r in results)
+    with_params = any(_params(r) for r in results)
     header = (["kernel", "precision"] + (["params"] if with_params else []) + ["size", "ranks/gpu"]
               + [c[2] for c in columns] + [name for name, _, _ in ratios] + ["verified"])
     lines = [header]
@@ -81,11 +101,11 @@ def console_report(doc, threshold=None):
         first = rows[key][0]
         app = first.kind == "app"
         line = ["app" if app else first.name, first.name if app else first.precision]
-        line += [first.params or "-"] if with_params else []
+        line += [_params(first) or "-"] if with_params else []
         line += ["-" if first.size is None else str(first.size), str(first.ranks_per_gpu)]
         for mode, value, _ in columns:
             r = cells.get((mode, value))
-            line.append("-" if r is None else "FAILED" if r.status != "ok" else format_si(r.median, r.unit))
+            line.append("-" if r is None else _cell(r))
 
         def value_of(column):
             r = cells.get(column)
@@ -102,9 +122,7 @@ def console_report(doc, threshold=None):
     widths = [max(len(l[i]) for l in lines) for i in range(len(header))]
     text = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(l, widths)))
             for l in lines]
-    found = verdicts(results, threshold)
-    verdict = [printable(line) for line in verdict_lines(found)]
-    return "\n".join(text + [""] + _notes(ratios, setting_notes, found, threshold) + [""] + verdict)
+    return "\n".join(text + [""] + _notes(ratios, setting_notes, found, threshold) + tables + [""] + verdict)
 
 
 def _notes(ratios, setting_notes, found, threshold):

@@ -15,6 +15,12 @@ import shutil
 import string
 import subprocess
 
+# What a user's shell sets up for a program (a virtual environment, conda, environment modules, CUDA), which
+# the ranks of a farmed MPI application get from a plain `mpirun` on this node and which Open MPI forwards to
+# other nodes only with -x (mpirun --app-launcher: harness/sweep/README.md).
+USER_ENV_VARS = ("PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE",
+                 "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "MODULEPATH", "LOADEDMODULES", "_LMFILES_",
+                 "MODULESHOME", "CUDA_HOME", "CUDA_PATH", "OMP_NUM_THREADS")
 MPS_VARS = ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
             "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT")
 PLACEHOLDERS = {"np", "np_per_node", "nodes"}
@@ -102,9 +108,13 @@ class Launcher:
     def describe(self):
         return self.spec if self.kind == "template" else f"{self.kind} ({self.program})"
 
-    def job_command(self, program_argv, np, nodes, env, export=()):
+    def job_command(self, program_argv, np, nodes, env, export=(), user_env=False):
         """Full command line for np ranks over nodes nodes running program_argv; `export`: more variables of
-        env that remote Open MPI ranks need (srun exports everything)."""
+        env that remote Open MPI ranks need (srun exports everything). user_env (a user's own MPI program):
+        the ranks get the user's environment as a plain `mpirun` typed in the user's shell gives it: mpirun
+        by the name PATH finds (Open MPI run by its absolute path acts as --prefix and puts its own bin/
+        first on the ranks' PATH, so `python3` would no longer be a virtual environment's) and, for other
+        nodes, -x for each of USER_ENV_VARS that is set."""
         npn = -(-np // nodes)
         if self.kind == "template":
             return self._fill(self.spec, np=np, np_per_node=npn, nodes=nodes) + program_argv
@@ -112,6 +122,14 @@ class Launcher:
             return [self.program, f"--nodes={nodes}", f"--ntasks={np}", f"--ntasks-per-node={npn}",
                     "--kill-on-bad-exit=1", "--export=ALL"] + program_argv
         cmd = [self.program]
+        if user_env:
+            name = os.path.basename(self.program)
+            found = shutil.which(name, path=env.get("PATH", os.defpath))
+            if found and os.path.realpath(found) == os.path.realpath(self.program):
+                cmd = [name]
+            elif self.open_mpi:
+                cmd.append("--noprefix")
+            export = tuple(export) + (USER_ENV_VARS if self.open_mpi else ())
         if self.open_mpi:
             if _is_root():
                 cmd.append("--allow-run-as-root")
@@ -130,8 +148,9 @@ class Launcher:
         """Whether node_command runs its helper directly on this node (no launcher in between)."""
         return nodes == 1 and self.node_spec == "auto" and self.kind != "srun"
 
-    def node_command(self, helper_argv, nodes):
-        """Command that runs helper_argv once on each of nodes nodes, its stdin reaching every copy.
+    def node_command(self, helper_argv, nodes, pythonpath=True):
+        """Command that runs helper_argv once on each of nodes nodes, its stdin reaching every copy
+        (pythonpath: Open MPI exports PYTHONPATH, which a `python3 -m` helper needs to find our packages).
 
         srun is used even for one node: under salloc the sweep may run on a login node,
         and the daemon belongs on the node the ranks run on."""
@@ -146,7 +165,8 @@ class Launcher:
                     "--input=all", "--kill-on-bad-exit=0", "--export=ALL"] + helper_argv
         if self.kind == "mpirun" and self.open_mpi:
             cmd = [self.program] + (["--allow-run-as-root"] if _is_root() else [])
-            return cmd + ["-np", str(nodes), "--map-by", "ppr:1:node", "--stdin", "all", "-x", "PYTHONPATH"] + helper_argv
+            return (cmd + ["-np", str(nodes), "--map-by", "ppr:1:node", "--stdin", "all"]
+                    + (["-x", "PYTHONPATH"] if pythonpath else []) + helper_argv)
         raise LauncherError(f"--nodes {nodes} with MPS modes: pass --node-launcher TEMPLATE (with {{nodes}}) that runs "
                             "one copy of a command per node and gives every copy its standard input")
 

@@ -59,6 +59,31 @@ def compute_apps():
     return apps
 
 
+def device_memory_used():
+    """{GPU UUID in lower case: memory in use in bytes} of every GPU now (the whole device: what a container's
+    processes use too, when nvidia-smi cannot list them), None without nvidia-smi."""
+    out = _query(["--query-gpu=uuid,memory.used", "--format=csv,noheader,nounits"], 5.0)
+    if out is None:
+        return None
+    used = {}
+    for line in out.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) == 2 and fields[0] and fields[1].isdigit():
+            used[fields[0].lower()] = int(fields[1]) * 1024 * 1024  # MiB
+    return used or None
+
+
+def bus_ids():
+    """{GPU UUID in lower case: PCI bus id ('00000000:1B:00.0')}, {} without nvidia-smi."""
+    out = _query(["--query-gpu=uuid,pci.bus_id", "--format=csv,noheader"])
+    found = {}
+    for line in (out or "").splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) == 2 and fields[0]:
+            found[fields[0].lower()] = fields[1]
+    return found
+
+
 def mps_server_memory_bytes():
     """GPU memory of nvidia-cuda-mps-server processes right now (sum over GPUs), None when
     nvidia-smi is missing or lists no server (e.g. it cannot see processes of the container)."""

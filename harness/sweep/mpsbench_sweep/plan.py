@@ -43,6 +43,7 @@ class Job:
     past_limit: bool = False         # the ramp's step past the MPS client limit: its failure is the finding
     mix: bool = False                # --mix after --: the mix sets mpsbench's ranks per GPU itself
     app: bool = False                # a configuration of a farmed application (--app)
+    bind: str = "none"               # --app-bind: how its copies are pinned to CPUs
 
     @property
     def k(self):
@@ -56,6 +57,7 @@ class Job:
     def label(self):
         if self.app or self.ramp:
             return (f"{self.mode} k={self.k}" + (f" {self.thread_percentage}%" if self.thread_percentage else "")
+                    + (f" bind={self.bind}" if self.bind != "none" else "")
                     + (" (past the limit)" if self.past_limit else ""))
         if self.thread_percentage is not None:
             return f"{self.mode} k={self.k} {self.thread_percentage}%"
@@ -152,13 +154,16 @@ def plan_ramp(limit, nodes, gpus_per_node):
                      past_limit=k > limit) for i, k in enumerate(ramp_steps(limit)))
 
 
-def plan_app_jobs(modes, ranks, qos_percentages, copies_total_per_k):
-    """One job per (mode, copies per GPU[, percentage]): part-app-MODE-kK[-pP].json, k ascending."""
+def plan_app_jobs(modes, ranks, qos_percentages, copies_total_per_k, binds=("none",)):
+    """One job per (mode, binding, copies per GPU[, percentage]): part-app-MODE-kK[-pP][-bind-B].json, k
+    ascending within a mode and binding (the one-copy configuration, every speedup's baseline, first)."""
     jobs = []
     for name in modes:
         qos = registry.BY_NAME[name].label_field == QOS_FIELD
-        for k in ranks:
-            for p in (qos_percentages or [max(1, 100 // k)]) if qos else [None]:
-                part = f"part-app-{name}-k{k}" + (f"-p{p}" if p is not None else "") + ".json"
-                jobs.append(Job(len(jobs), name, (k,), copies_total_per_k(k), p, part, app=True))
+        for bind in binds:
+            for k in ranks:
+                for p in (qos_percentages or [max(1, 100 // k)]) if qos else [None]:
+                    part = (f"part-app-{name}-k{k}" + (f"-p{p}" if p is not None else "")
+                            + (f"-bind-{bind}" if bind != "none" else "") + ".json")
+                    jobs.append(Job(len(jobs), name, (k,), copies_total_per_k(k), p, part, app=True, bind=bind))
     return tuple(jobs)

@@ -12,7 +12,7 @@ import time
 
 from mpsbench_core import modes as registry
 
-from . import merge, safe_files
+from . import merge, safe_files, time_profile
 from .app.job import AppRun
 from .console_report import console_report, memory_summary
 from .daemon.lifecycle import DaemonLifecycle
@@ -28,7 +28,8 @@ FINISHED = ("ok", "verification_failed", "run_failed")  # a failed application c
 
 
 class Runner:
-    def __init__(self, settings):
+    def __init__(self, settings, started=None):
+        """started: time.monotonic() when the sweep started (the profile's total counts from there)."""
         self.s = settings
         self.plan = Plan(settings.jobs, settings.record)
         self.records = self._records()
@@ -40,7 +41,10 @@ class Runner:
         self.app_baselines = {}    # mode -> runs/s of one copy per GPU: an application's speedup baseline
         self.last_doc = None
         self.write_error = None
-        self.started = time.monotonic()
+        self.started = started if started is not None else time.monotonic()
+        self.parts = {}            # job index -> (the part file's identity, its relabelled document): read once
+        self.merges = {}           # job index -> seconds its merge took
+        self.profile = None        # context.sweep.time_profile, once the jobs are done
 
     def _records(self):
         return [job_record(job, self.s.workdir, self.s.mem_device_ordinals) for job in self.plan.jobs]
@@ -63,7 +67,8 @@ class Runner:
                 code = EXIT_FAILED
             if code == EXIT_OK and any(r["status"] in ("verification_failed", "run_failed") for r in self.records):
                 code = EXIT_VERIFY
-            self._merge(exit_code=code)
+            self.profile = self._profile()
+            self._merge(exit_code=code, final=True)
             if self.write_error and code in (EXIT_OK, EXIT_VERIFY):
                 code = EXIT_FAILED
             self._report(code)
@@ -117,15 +122,35 @@ class Runner:
             sweep["other_mps_users"] = self.daemons.other_users
         if self.ramp is not None:
             sweep["client_ramp"] = self.ramp.record
+        if self.profile is not None:
+            sweep["time_profile"] = self.profile
         return sweep
 
-    def _merge(self, exit_code=None):
+    def _part(self, job, r):
+        """The job's part file as merged (relabelled), read again only when the file changed since."""
+        try:
+            st = os.stat(r["part_file"])
+        except OSError:
+            self.parts.pop(job.index, None)
+            return None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        cached = self.parts.get(job.index)
+        if cached is None or cached[0] != key:
+            doc = merge.load_part(r["part_file"])
+            if doc is not None and doc.get("schema_version") == merge.SCHEMA_VERSION:
+                doc = merge.relabel(doc, job)
+            else:
+                doc = None
+            cached = self.parts[job.index] = (key, doc)
+        return cached[1]
+
+    def _merge(self, exit_code=None, final=False):
+        started = time.monotonic()
         parts = []
         for job, r in zip(self.plan.jobs, self.records):
-            doc = merge.load_part(r["part_file"]) if r["status"] != "not_run" else None
-            if doc is None or doc.get("schema_version") != merge.SCHEMA_VERSION:
+            doc = self._part(job, r) if r["status"] != "not_run" else None
+            if doc is None:
                 continue
-            doc = merge.relabel(doc, job)
             if r.get("expected_failure"):
                 doc = dict(doc, complete=True)  # the ramp's step past the limit ended as it was meant to
             parts.append(doc)
@@ -143,18 +168,32 @@ class Runner:
             self.write_error = str(e)
         if doc is not None:
             self.last_doc = doc
+        finished = next((i for i in range(len(self.records) - 1, -1, -1)
+                         if self.records[i]["wall_s"] is not None and i not in self.merges), None)
+        if not final and finished is not None:
+            self.merges[finished] = round(time.monotonic() - started, 3)
         return doc
 
+    def _profile(self):
+        timings = {}
+        for job, r in zip(self.plan.jobs, self.records):
+            if r.get("timing"):  # a farmed application's windows (app/job.py)
+                timings[job.index] = r["timing"]
+            elif job.index in self.parts:
+                timings[job.index] = time_profile.engine_timing(self.parts[job.index][1])
+        return time_profile.profile(self.records, timings, self.merges, self.daemons.daemons,
+                                    time.monotonic() - self.started)
+
     def _timing(self):
-        """Where the time went: each job's wall time and the MPS daemons' start and stop, against the whole."""
+        """Each job's wall time and the MPS daemons' start and stop, against the whole (one stderr line)."""
         jobs = [f"{r['label']} {r['wall_s']:.0f} s" for r in self.records if r["wall_s"] is not None]
         if not jobs:
             return ""
         daemons = [f"{d['mode']} daemon start {d['start_s']:.1f} s" + (f", stop {d['stop_s']:.1f} s"
                                                                          if d.get("stop_s") is not None else "")
                    for d in self.daemons.daemons if d.get("start_s") is not None]
-        return (f"time: {time.monotonic() - self.started:.0f} s in all; jobs: {', '.join(jobs)}"
-                + (f"; MPS: {'; '.join(daemons)}" if daemons else ""))
+        return (f"time: {self.profile['total_s'] if self.profile else time.monotonic() - self.started:.0f} s in "
+                f"all; jobs: {', '.join(jobs)}" + (f"; MPS: {'; '.join(daemons)}" if daemons else ""))
 
     def _report(self, code):
         doc = self.last_doc
@@ -182,3 +221,6 @@ class Runner:
         if self.ramp is not None:
             print("\n" + ramp_table(self.ramp.record) + f"\n(also in {os.path.join(self.s.workdir, 'sweep.json')}, "
                   "client_ramp)", flush=True)
+        profile = time_profile.lines(self.profile) if self.profile else []
+        if profile:
+            print("\n" + "\n".join(profile), flush=True)

@@ -34,6 +34,8 @@ from typing import List, Optional
 
 from .. import procs
 from ..lifetime import reap, stray_children
+from .bind import cpu_list
+from .progress import CommonWindow, RunReader
 
 STOP_GRACE_S = 5.0
 STDERR_TAIL_BYTES = 2000
@@ -47,6 +49,7 @@ class Copy:
     gpu_uuid: Optional[str]
     directory: str             # where its runs' stdout and stderr go
     env: dict = field(default_factory=dict)  # on top of the farmer's environment
+    cpus: Optional[frozenset] = None         # --app-bind: the CPUs its runs may use (None: the farmer's)
 
 
 @dataclass
@@ -63,6 +66,9 @@ class Run:
     stopped: bool = False      # ended by us because another run failed
     check_exit_code: Optional[int] = None
     start_error: Optional[str] = None  # why the run could not start (exit_code 127)
+    metric: Optional[float] = None     # --app-metric: the rate its stdout reported (farm.py)
+    metric_line: Optional[str] = None  # the line it was read from
+    progress: Optional[dict] = None    # --app-progress: its counter lines (progress.py)
 
     @property
     def succeeded(self):
@@ -95,10 +101,13 @@ def tail(path, limit=STDERR_TAIL_BYTES):
 
 
 class Farm:
-    """The copies of one configuration on this node."""
+    """The copies of one configuration on this node. progress: the compiled --app-progress pattern (each
+    window is then one run per copy, read as it runs); None otherwise."""
 
-    def __init__(self, argv, copies, base_env):
+    def __init__(self, argv, copies, base_env, progress=None):
         self.argv, self.copies, self.base_env = list(argv), copies, dict(base_env)
+        self.progress = progress
+        self.common = None       # progress: this window's CommonWindow (the energy meter's span)
         self._lock = threading.Lock()
         self._running = {}      # copy index -> Popen of its current run
         self._started = set()   # pid of every run started: what the watcher must never take for a stray
@@ -111,17 +120,36 @@ class Farm:
         env.update(copy.env)
         return env
 
-    def _start(self, copy, repetition, number):
+    def _start(self, copy, repetition, number, origin):
+        """(the run's Popen, its output files' stem, its RunReader or None)."""
         stem = os.path.join(copy.directory, f"r{repetition}-{number}" if repetition >= 0 else "warmup")
-        with open(stem + ".out", "wb") as out, open(stem + ".err", "wb") as err:
-            proc = subprocess.Popen(self.argv, env=self._env(copy), stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=err, process_group=0, close_fds=True)
-        return proc, stem
+        if self.progress is None:
+            with open(stem + ".out", "wb") as out, open(stem + ".err", "wb") as err:
+                proc = subprocess.Popen(self.argv, env=self._env(copy), stdin=subprocess.DEVNULL, stdout=out,
+                                        stderr=err, process_group=0, close_fds=True)
+            return proc, stem, None
+        with open(stem + ".err", "wb") as err:
+            proc = subprocess.Popen(self.argv, env=self._env(copy), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=err, process_group=0, close_fds=True)
+        common = self.common if repetition >= 0 else None
+        reader = RunReader(proc.stdout, stem + ".out", self.progress, origin,
+                           (lambda: common.first_line(copy.index)) if common else (lambda: None))
+        return proc, stem, reader
 
     def _copy_loop(self, copy, repetition, barrier, clock, deadline_s, runs):
+        bind_error = None
+        if copy.cpus is not None:
+            try:
+                os.sched_setaffinity(0, copy.cpus)  # this thread's: the runs it starts inherit it
+            except OSError as e:
+                bind_error = f"cannot bind to CPUs {cpu_list(copy.cpus)}: {e.strerror or e}"
         try:
             barrier.wait()
         except threading.BrokenBarrierError:
+            return
+        if bind_error is not None:
+            runs.append(self._unstartable(copy, repetition, 0, 0.0, bind_error))
+            self._fail()
             return
         number = 0
         try:
@@ -137,8 +165,8 @@ class Farm:
                     self._fail()
                     break
                 number += 1
-                if repetition < 0:
-                    break  # the warm-up is one run per copy
+                if repetition < 0 or self.progress is not None:
+                    break  # the warm-up is one run per copy, and so is a window of --app-progress
         except BaseException as e:  # noqa: B902 - a thread's failure is the configuration's, never a traceback
             runs.append(self._unstartable(copy, repetition, number, time.monotonic() - clock[0],
                                           f"the farmer's thread for this copy failed: {e!r}"))
@@ -150,7 +178,7 @@ class Farm:
             if self.failed.is_set() or self.aborted.is_set():
                 return None
             try:
-                proc, stem = self._start(copy, repetition, number)
+                proc, stem, reader = self._start(copy, repetition, number, start_of_window)
             except OSError as e:
                 return self._unstartable(copy, repetition, number, started - start_of_window,
                                          f"cannot start {self.argv[0]}: {e.strerror or e}"
@@ -161,6 +189,8 @@ class Farm:
             self.on_start(copy, proc.pid)
         rc = proc.wait()
         ended = time.monotonic()
+        if self.common is not None and repetition >= 0:
+            self.common.run_ended()
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # whatever the run left in its process group
         except (ProcessLookupError, PermissionError):
@@ -169,7 +199,8 @@ class Farm:
             self._running.pop(copy.index, None)
             stopped = self.failed.is_set() and rc != 0
         return Run(copy.index, repetition, number, round(started - start_of_window, 6), round(ended - started, 6),
-                   rc if rc >= 0 else None, -rc if rc < 0 else None, stem + ".out", stem + ".err", stopped)
+                   rc if rc >= 0 else None, -rc if rc < 0 else None, stem + ".out", stem + ".err", stopped,
+                   progress=reader.finish() if reader is not None else None)
 
     def _unstartable(self, copy, repetition, number, at, why):
         """A run that did not start: failed with status 127, as a shell says it; nothing is written (its
@@ -207,8 +238,11 @@ class Farm:
             running = list(self._running.values())
         stop_processes(running)
 
-    def window(self, repetition, min_time_s):
-        """One timed window (repetition >= 0), or the warm-up (-1): every copy's runs, in order."""
+    def window(self, repetition, min_time_s, span=None):
+        """One timed window (repetition >= 0), or the warm-up (-1): every copy's runs, in order. span: what
+        the energy meter measures; with --app-progress it is started and stopped at this node's common
+        window (progress.py), else by the caller around the whole window."""
+        self.common = CommonWindow([c.index for c in self.copies], span) if span and self.progress else None
         runs = []
         per_copy = {c.index: [] for c in self.copies}
         clock = [0.0]

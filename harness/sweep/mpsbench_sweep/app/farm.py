@@ -13,9 +13,11 @@ per step, `{"event": ..., "host": ...}`:
   failed   this node cannot run the configuration (no probe, too few GPUs, its
            run directory removed)
   warm     the warm-up runs (one per copy, untimed)
-  window   one timed window: its length, every run, the first failure, the
-           largest GPU memory each copy used (nvidia-smi, sampled once a second)
-           and left_running: the processes runs left behind, ended
+  window   one timed window: its length, every run (with --app-metric the rate
+           its stdout reported, with --app-progress its timestamped counter
+           lines), the first failure, the GPU memory each copy used and how it
+           was found (memory.py), the energy meter's answer for the window
+           (meter.py) and left_running: the processes runs left behind, ended
   done     after `end`
 SIGTERM, SIGINT, SIGHUP or the end of input, at any moment, stop every run
 (process groups: SIGTERM, then SIGKILL) before the farmer exits; so does the
@@ -27,18 +29,22 @@ sweep.
 import json
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
 import sys
 import threading
 
-from .. import nvsmi, procs
+from .. import nvsmi
 from ..lifetime import become_subreaper, die_with_parent, end_strays
+from .bind import cpu_list, cpu_sets
 from .copies import Copy, Farm, tail
+from .memory import MemorySampler
+from .metric import scan_rate
+from .meter import Meter
 from .probe import ProbeError, run_probe
 
-MEMORY_SAMPLE_S = 1.0
 LEFTOVER_GRACE_S = 2.0
 
 
@@ -76,16 +82,31 @@ def choose_gpus(spec):
 def build_copies(spec, gpus, host_dir):
     copies = []
     count = spec["copies"]
+    bind = spec.get("bind") or "none"
+    bus = nvsmi.bus_ids() if bind == "numa" and gpus else {}
+    cpus = cpu_sets(bind, count, [i % len(gpus) for i in range(count)] if gpus else None,
+                    {i: bus.get(g["uuid"].lower()) for i, g in enumerate(gpus)})
     for i in range(count):
         gpu = gpus[i % len(gpus)] if gpus else None
         env = {"MPSBENCH_COPY": str(i), "MPSBENCH_COPIES": str(count)}
         if gpu is not None and spec["pin_gpus"]:
             env.update({"CUDA_VISIBLE_DEVICES": gpu["uuid"], "MPSBENCH_GPU_UUID": gpu["uuid"],
                         "MPSBENCH_GPU_INDEX": str(i % len(gpus))})
+        if (spec.get("metric") or {}).get("method") == "progress":
+            env["PYTHONUNBUFFERED"] = "1"  # each counter line leaves a Python program when printed
         directory = os.path.join(host_dir, f"copy-{i}")
         os.makedirs(directory, exist_ok=True)
-        copies.append(Copy(i, i % len(gpus) if gpus else None, gpu["uuid"] if gpu else None, directory, env))
+        copies.append(Copy(i, i % len(gpus) if gpus else None, gpu["uuid"] if gpu else None, directory, env,
+                           cpus[i]))
     return copies
+
+
+def read_rates(metric, runs):
+    """--app-metric: each run that exited 0 gets the rate its stdout reported (the last matching line)."""
+    pattern = re.compile(metric["regex"])
+    for run in runs:
+        if run.succeeded:
+            run.metric, run.metric_line = scan_rate(run.stdout, pattern)
 
 
 def check_runs(check, runs, env):
@@ -115,43 +136,6 @@ def keep_only_useful_outputs(runs):
                     os.unlink(path)
                 except OSError:
                     pass
-
-
-class MemorySampler:
-    """The largest GPU memory each copy's processes held at once (nvidia-smi, by process group)."""
-
-    def __init__(self):
-        self.groups = {}       # process group -> copy index
-        self.peak = {}         # copy index -> bytes
-        self._stop = threading.Event()
-        self._thread = None
-
-    def run_started(self, copy, pid):
-        self.groups[pid] = copy.index  # each run leads its own process group
-
-    def start(self):
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-        return self
-
-    def _loop(self):
-        while not self._stop.wait(MEMORY_SAMPLE_S):
-            apps = nvsmi.compute_apps()
-            if not apps:
-                continue
-            now = {}
-            for pid, _, used in apps:
-                copy = self.groups.get(procs.process_group(pid))
-                if copy is not None:
-                    now[copy] = now.get(copy, 0) + used
-            for copy, used in now.items():
-                self.peak[copy] = max(self.peak.get(copy, 0), used)
-
-    def stop(self):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        return {str(k): v for k, v in sorted(self.peak.items())}
 
 
 def _runs_json(runs):
@@ -184,6 +168,14 @@ class Commands:
 
     def next(self):
         return self.lines.get()
+
+
+def open_meter(spec, gpus):
+    """The energy meter of this node's GPUs (None when not asked for: the CPU device, or no --app metering);
+    a meter that cannot work says why in each window's answer."""
+    if not spec.get("energy"):
+        return None
+    return Meter(spec.get("meter"), [g["uuid"] for g in gpus]).open()
 
 
 def _directory_id(path):
@@ -221,8 +213,12 @@ def serve(stdin=sys.stdin):
         return 3
     where = _directory_id(host_dir)
     _emit("probed", gpus=gpus, states=states, cuda=probe.get("cuda"),
-          build={k: probe.get(k) for k in ("version", "git_commit", "git_dirty")})
-    farm = Farm(spec["argv"], copies, os.environ)
+          build={k: probe.get(k) for k in ("version", "git_commit", "git_dirty")},
+          cpus=[cpu_list(c.cpus) if c.cpus is not None else None for c in copies])
+    metric = spec.get("metric")
+    progress = re.compile(metric["regex"]) if metric and metric["method"] == "progress" else None
+    meter = open_meter(spec, gpus)
+    farm = Farm(spec["argv"], copies, os.environ, progress)
     commands = Commands(stdin, farm.abort)
     try:
         while True:
@@ -231,11 +227,18 @@ def serve(stdin=sys.stdin):
             if not command or command[0] == "end":
                 break
             repetition = -1 if command[0] == "warmup" else int(command[1])
-            sampler = MemorySampler()
+            sampler = MemorySampler(copies)
             farm.on_start = sampler.run_started
             sampler.start()
-            window = farm.window(repetition, 0.0 if repetition < 0 else spec["min_time_s"])
-            memory = sampler.stop()
+            timed = repetition >= 0 and meter is not None
+            if timed and progress is None:
+                meter.start()
+            window = farm.window(repetition, 0.0 if repetition < 0 else spec["min_time_s"],
+                                 meter if timed else None)
+            if timed and progress is None:
+                meter.stop()
+            memory, memory_method = sampler.stop()
+            energy = meter.result("the copies had no common window (progress)") if timed else None
             if farm.aborted.is_set():
                 break  # the input ended during the window: the sweep has ended this configuration
             # What the runs left running must not time the next window: ended before it starts.
@@ -247,13 +250,18 @@ def serve(stdin=sys.stdin):
                 return 3
             if spec.get("check"):
                 check_runs(spec["check"], window.runs, os.environ)
+            if metric and metric["method"] == "metric":
+                read_rates(metric, window.runs)
             keep_only_useful_outputs(window.runs)
             _emit("warm" if repetition < 0 else "window", repetition=repetition, window_s=window.window_s,
-                  runs=_runs_json(window.runs), memory_bytes=memory, left_running=left)
+                  runs=_runs_json(window.runs), memory_bytes=memory, memory_method=memory_method,
+                  left_running=left, meter=energy)
     except _Stop:
         farm.abort()
         return 143
     finally:
+        if meter is not None:
+            meter.close()
         end_strays(LEFTOVER_GRACE_S, skip_own_group=True)
     _emit("done")
     return 0

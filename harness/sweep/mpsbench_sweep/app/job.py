@@ -12,13 +12,12 @@ on with the next one (exit status 1 at the end).
 """
 import json
 import os
-import sys
 import time
 
 from .. import merge, safe_files
 from ..jobs.outcome import EXIT_FAILED, Stop
 from ..jobs.protocol import JobRun
-from ..jobs.session import end_session, helper_env, kept
+from ..jobs.session import end_session, helper_command, kept
 from ..node_channel import NodeChannel
 from ..text import printable, say
 from .context import app_context
@@ -30,7 +29,8 @@ SETUP_TIMEOUT_S = 300.0  # the probes of one node
 
 class AppRun(JobRun):
     def __init__(self, job, record, settings, daemon, baselines):
-        """baselines: {mode: runs/s of one copy per GPU}, shared by the configurations of one sweep."""
+        """baselines: {(mode, binding): the primary figure of one copy per GPU}, shared by the configurations
+        of one sweep."""
         super().__init__(job, record, settings, daemon)
         app = settings.app
         self.app, self.baselines = app, baselines
@@ -39,13 +39,15 @@ class AppRun(JobRun):
         self.config = AppConfiguration(
             app=app.identity, mode=job.mode, k=job.k, thread_percentage=job.thread_percentage, device=app.device,
             copies_per_node=app.copies_per_node(job.k), nodes=self.nodes, gpus_per_node=app.gpus_per_node,
-            repetitions=app.repetitions)
+            repetitions=app.repetitions, metric=app.metric, bind=job.bind)
         self.channel = None
         self.deadline = None
         self.hosts = []
 
     def _env(self):
-        return helper_env(self.app.farmer_env(dict(self.environment.env)))
+        """The farmer's environment, which every copy inherits: the user's, plus the mode's and the sweep's
+        own variables (never a PYTHONPATH of ours: the farmer finds its package through its own sys.path)."""
+        return self.app.farmer_env(dict(self.environment.env))
 
     def command(self):
         return self.app.command_for(self.job.k, self._env())
@@ -55,7 +57,8 @@ class AppRun(JobRun):
         return {"argv": self.command(), "check": list(app.check) if app.check else None, "min_time_s": app.min_time,
                 "copies": self.config.copies_per_node, "gpus_per_node": app.gpus_per_node,
                 "pin_gpus": app.launcher is None, "device": app.device, "probe": app.probe,
-                "run_dir": self.run_dir}
+                "run_dir": self.run_dir, "metric": app.metric.to_json() if app.metric else None,
+                "bind": self.job.bind, "energy": app.device == "gpu", "meter": app.meter}
 
     def launch(self):
         self.channel = NodeChannel(kept(self.farmers), self._env(), self.nodes)
@@ -73,11 +76,15 @@ class AppRun(JobRun):
         record = self.record
         if interrupted:
             self.config.fail("interrupted")
-        result = self.config.record(self.baselines.get(self.job.mode))
+        key = (self.job.mode, self.job.bind)
+        result = self.config.record(self.baselines.get(key))
         if result["status"] == "ok" and self.job.k == 1:
-            self.baselines.setdefault(self.job.mode, result["aggregate"]["run_per_s"]["median"])
+            self.baselines.setdefault(key, result["aggregate"][result["primary_metric"]]["median"])
         record["error"] = result["error"]
         record["copy_memory_bytes"] = result["app"]["gpu_memory_bytes"]
+        record["copy_memory_method"] = result["app"]["gpu_memory_method"]
+        record["timing"] = {"windows_s": round(sum(max(e["window_s"] for e in rep) for rep in self.config.windows), 3),
+                            "warmup_s": round(max((e["window_s"] for e in self.config.warm), default=0.0), 3)}
         if not interrupted:
             record["status"] = ("run_failed" if result["status"] != "ok" else
                                 "ok" if result["verified"] else "verification_failed")
@@ -162,10 +169,10 @@ class AppRun(JobRun):
 
 def farmer_command(launcher, nodes, mpi_app):
     """The farmer(s): one per node for separate copies, one here for an MPI application."""
-    helper = [sys.executable, "-m", "mpsbench_sweep.app.farm"]
+    helper = helper_command("mpsbench_sweep.app.farm")
     if mpi_app or nodes == 1:
-        return launcher.node_command(helper, 1), 1
-    return launcher.node_command(helper, nodes), nodes
+        return launcher.node_command(helper, 1, pythonpath=False), 1
+    return launcher.node_command(helper, nodes, pythonpath=False), nodes
 
 
 def run_dir_for(workdir, job):

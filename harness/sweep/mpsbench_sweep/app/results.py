@@ -11,17 +11,28 @@ From what the farmers reported (per node: the probe, the warm-up, one window per
   definitions the analysis uses too);
 - `verified`: every run that exited 0, warm-up included, passed --app-check; each copy's `check`
   counts the same runs, so `verified` is true exactly when every copy's check is ok.
+- with --app-metric or --app-progress the program's own figure (figures.py) is the primary metric,
+  `metric_per_s` in the program's unit; `run_per_s` stays in `aggregate` (and runs/hour in `app`);
+  speedup, CV, noise and Jain's index follow the primary figure (Jain's over the copies' own rates);
+- energy and gpu_activity: the meter's spans over the repetitions (energy.py).
 The record's `app` object holds what is particular to an application: its name and command, the
-runs per repetition, runs/hour, the run-time figures, every failed run and check, and how many
-processes the runs left running that the farmer ended after their window.
+binding, the runs per repetition, runs/hour, the run-time figures, the program's own figure
+(`metric`: its source and per-copy figures), the start-up share, every failed run and check, the GPU
+memory per copy and how it was found, and how many processes the runs left running that the farmer
+ended after their window.
 """
 import math
 import shlex
 
 from mpsbench_core import stats
 
+from .energy import energy_records
+from .figures import FigureError, figures
+from .meter import unavailable
+
 FAILED_RUNS_KEPT = 10
-PRIMARY = "run_per_s"
+RUNS = "run_per_s"
+METRIC = "metric_per_s"
 
 
 def counted(run):
@@ -68,10 +79,12 @@ class AppConfiguration:
     """Everything known about one (mode, k[, percentage]) of an application."""
 
     def __init__(self, *, app, mode, k, thread_percentage, device, copies_per_node, nodes, gpus_per_node,
-                 repetitions):
+                 repetitions, metric=None, bind="none"):
+        """metric: the MetricSpec of --app-metric/--app-progress, None for runs per second."""
         self.app, self.mode, self.k, self.thread_percentage = app, mode, k, thread_percentage
         self.device, self.copies_per_node, self.nodes = device, copies_per_node, nodes
         self.gpus_per_node, self.repetitions = gpus_per_node, repetitions
+        self.metric, self.bind = metric, bind
         self.probed = []        # per node: {"host", "gpus", "states"}
         self.warm = []          # per node: the warm event
         self.windows = []       # per repetition: [window event per node]
@@ -89,63 +102,106 @@ class AppConfiguration:
                 "ranks_per_gpu": self.k, "device": self.device,
                 "devices": max(1, self.gpus_per_node * self.nodes) if self.device == "gpu" else self.nodes,
                 "active_ranks": self.copies_per_node * self.nodes, "repetitions": self.repetitions,
-                "primary_metric": PRIMARY}
+                "primary_metric": METRIC if self.metric else RUNS}
 
     def _app_object(self, runs_per_repetition=None, run_times=None):
         events = self.all_run_events()
         obj = dict(self.app)
-        obj.update({"runs_per_repetition": runs_per_repetition or [], "runs_per_hour": None, "run_time_s": None,
+        memory, method = self._memory()
+        obj.update({"bind": self.bind, "runs_per_repetition": runs_per_repetition or [], "runs_per_hour": None,
+                    "run_time_s": None, "metric": self.metric.to_json() if self.metric else None,
+                    "startup_share": None,
                     "failed_runs": failed_runs(events)[:FAILED_RUNS_KEPT],
-                    "failed_checks": failed_checks(events)[:FAILED_RUNS_KEPT], "gpu_memory_bytes": self._memory(),
-                    "left_running": sum(e.get("left_running", 0) for e in events)})
+                    "failed_checks": failed_checks(events)[:FAILED_RUNS_KEPT], "gpu_memory_bytes": memory,
+                    "gpu_memory_method": method, "left_running": sum(e.get("left_running", 0) for e in events)})
         if run_times:
             obj["run_time_s"] = {"median": stats.median(run_times), "p95": stats.percentile(run_times, 95),
                                  "min": min(run_times), "max": max(run_times)}
         return obj
 
     def _memory(self):
-        """Largest GPU memory per copy over the windows, by global copy index (None when nvidia-smi saw none)."""
-        peak = {}
+        """(largest GPU memory per copy over the windows by global copy index, the method that gave it);
+        (None, None) when no method saw anything. One method for the record: per process wherever it worked."""
+        peak, methods = {}, set()
         for rep in self.windows:
             for node, event in enumerate(rep):
+                if event.get("memory_bytes"):
+                    methods.add(event.get("memory_method") or "nvidia-smi per process")
                 for copy, used in (event.get("memory_bytes") or {}).items():
                     key = str(node * self.copies_per_node + int(copy))
                     peak[key] = max(peak.get(key, 0), used)
-        return peak or None
+        if not peak:
+            return None, None
+        return peak, " + ".join(sorted(methods))
+
+    def _figures(self):
+        """The program's own figures (figures.py), or None; a FigureError fails the configuration."""
+        if self.metric is None or self.error is not None or len(self.windows) < self.repetitions:
+            return None
+        try:
+            return figures(self.metric, self.windows, self.copies_per_node)
+        except FigureError as e:
+            self.fail(str(e))
+            return None
 
     def record(self, one_copy_median=None):
-        """The results record: measured (status ok) or failed (nothing measured, `error` says why)."""
+        """The results record: measured (status ok) or failed (nothing measured, `error` says why).
+        one_copy_median: the primary figure of one copy per GPU in the same mode and binding."""
         r = self._base()
         if self.error is None and len(self.windows) < self.repetitions:
             self.fail("the configuration ended before its last repetition")
+        own = self._figures()
         if self.error is not None:
-            r.update({"app": self._app_object(), "status": "failed", "error": self.error, "primary_unit": None,
-                      "window_s": [], "aggregate": None, "aggregate_cv": None, "noise": _noise([]),
-                      "speedup_vs_one_copy_per_gpu": None, "jain_fairness": None, "verified": False, "copies": []})
+            why = unavailable(f"the configuration failed: {self.error}")
+            r.update({"app": self._app_object(), "status": "failed", "error": self.error,
+                      "primary_unit": None, "window_s": [], "aggregate": None, "aggregate_cv": None,
+                      "noise": _noise([]), "speedup_vs_one_copy_per_gpu": None, "jain_fairness": None,
+                      "verified": False, "copies": [], "energy": why, "gpu_activity": dict(why)})
             return r
         windows = [max(e["window_s"] for e in rep) for rep in self.windows]
         runs = [sum(counted(run) for e in rep for run in e["runs"]) for rep in self.windows]
-        samples = [n / w if w > 0 else 0.0 for n, w in zip(runs, windows)]
-        copies = self._copies()
+        run_samples = [n / w if w > 0 else 0.0 for n, w in zip(runs, windows)]
+        copies = self._copies(own)
         run_times = [run["duration_s"] for rep in self.windows for e in rep for run in e["runs"] if counted(run)]
+        samples = own["samples"] if own else run_samples
         median = stats.median(samples)
         app = self._app_object(runs, run_times)
-        app["runs_per_hour"] = median * 3600.0
-        r.update({"app": app, "status": "ok", "error": None, "primary_unit": "run/s", "window_s": windows,
-                  "aggregate": {PRIMARY: stats.summary(samples)},
-                  "aggregate_cv": stats.coefficient_of_variation(samples), "noise": _noise(samples),
+        app["runs_per_hour"] = stats.median(run_samples) * 3600.0
+        aggregate = {RUNS: stats.summary(run_samples)}
+        unit = self.metric.unit if self.metric else "run/s"
+        if own:
+            aggregate[METRIC] = stats.summary(samples)
+            app["metric"] = self._metric_object(own, copies)
+            app["startup_share"] = own.get("startup_share")
+        energy, activity = energy_records(self.device, self.windows, samples, unit)
+        per_copy = [c["metric_per_s"]["median"] if own else c["throughput_per_s"] for c in copies]
+        r.update({"app": app, "status": "ok", "error": None, "primary_unit": unit, "window_s": windows,
+                  "aggregate": aggregate, "aggregate_cv": stats.coefficient_of_variation(samples),
+                  "noise": _noise(samples),
                   "speedup_vs_one_copy_per_gpu": median / one_copy_median if one_copy_median else None,
-                  "jain_fairness": stats.jain_fairness([c["throughput_per_s"] for c in copies]),
+                  "jain_fairness": stats.jain_fairness(per_copy),
                   "verified": all(c["check"]["ok"] for c in copies) and not app["failed_checks"],
-                  "copies": copies})
+                  "copies": copies, "energy": energy, "gpu_activity": activity})
         return r
 
-    def _copies(self):
-        """One record per copy, global index = node order x copies per node + local index."""
+    def _metric_object(self, own, copies):
+        medians = [c["metric_per_s"]["median"] for c in copies]
+        mean = stats.mean(medians) if medians else 0.0
+        obj = dict(self.metric.to_json())
+        obj.update({"copy_spread": (max(medians) - min(medians)) / mean if mean > 0 else None,
+                    "jain_fairness": stats.jain_fairness(medians) if medians else None,
+                    "common_window_s": own.get("window_s"), "rated_runs": own.get("rated_runs"),
+                    "unrated_runs": own.get("unrated_runs")})
+        return obj
+
+    def _copies(self, own=None):
+        """One record per copy, global index = node order x copies per node + local index. own: the program's
+        own figures (their per-copy rates and start-up times)."""
         out = []
         for node, probed in enumerate(self.probed):
             states = {s["uuid"]: s for s in probed["states"]}
             gpus = probed["gpus"]
+            cpus = probed.get("cpus") or []
             warm = self.warm[node]["runs"] if node < len(self.warm) else []
             for local in range(self.copies_per_node):
                 mine = [[run for run in rep[node]["runs"] if run["copy"] == local] for rep in self.windows]
@@ -164,10 +220,19 @@ class AppConfiguration:
                     "runs": sum(len(rep) for rep in good),
                     "run_time_s": stats.summary(per_rep) if per_rep else None,
                     "throughput_per_s": sum(len(rep) for rep in good) / busy if busy > 0 else 0.0,
-                    "check": {"ok": bad == 0, "checked_runs": len(checked), "failed_runs": bad}})
+                    "check": {"ok": bad == 0, "checked_runs": len(checked), "failed_runs": bad},
+                    "cpus": cpus[local] if local < len(cpus) else None})
+                if own is not None:
+                    index = node * self.copies_per_node + local
+                    rates, startup = own["per_copy"].get(index), (own.get("startup_s") or {}).get(index)
+                    out[-1]["metric_per_s"] = stats.summary(rates) if rates else None
+                    out[-1]["startup_s"] = stats.summary(startup) if startup else None
         return out
 
 
-def app_identity(argv, name, launcher, check, warmup):
+def app_identity(argv, name, launcher, check, warmup, metric=None):
+    """What identifies the farmed program (context.sweep.app and each record's app object). metric: the
+    MetricSpec of its own figure, None for runs per second."""
     return {"name": name, "command": list(argv), "command_line": shlex.join(argv), "launcher": launcher,
-            "check": list(check) if check else None, "warmup": warmup}
+            "check": list(check) if check else None, "warmup": warmup,
+            "metric": metric.to_json() if metric else None}

@@ -12,12 +12,14 @@ from typing import Optional, Tuple
 
 from mpsbench_core import modes as registry
 
-from ..inputs import InputError
+from ..inputs import InputError, choice_list
 from ..launcher import Launcher, LauncherError
 from ..locate import default_program
 from ..plan import MEM_FIELD
 from ..preflight import executable
 from ..text import printable, quoted
+from .bind import BINDS
+from .metric import MetricSpec, metric_spec
 from .results import app_identity
 
 SWEEP_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -29,8 +31,10 @@ DEFAULT_APP_MODES = tuple(m for m in registry.DEFAULT_SWEEP_MODES if m in APP_MO
 INTERPRETERS = {"python", "python3", "bash", "sh", "dash", "zsh", "perl", "ruby", "node", "Rscript", "julia",
                 "env", "apptainer", "singularity"}
 RANK_VARS = ("MPSBENCH_GPUS_PER_NODE", "MPSBENCH_DEVICE")
-APP_ONLY_FLAGS = ("app_name", "app_check", "app_launcher", "no_warmup", "device", "probe", "min_time", "repetitions")
+APP_ONLY_FLAGS = ("app_name", "app_check", "app_launcher", "no_warmup", "device", "probe", "min_time", "repetitions",
+                  "app_metric", "app_progress", "app_metric_unit", "app_bind", "meter")
 MAX_NAME = 200
+MIN_TIME_DEFAULT_S = 10.0
 MAX_MIN_TIME_S = 3600.0  # mpsbench's --min-time limit (options.cpp, parse_seconds)
 MAX_REPETITIONS = 1000   # mpsbench's --repetitions limit
 
@@ -82,10 +86,13 @@ class AppSettings:
     min_time: float
     repetitions: int
     probe: Optional[str]
+    metric: Optional[MetricSpec] = None   # --app-metric / --app-progress: the program's own figure
+    binds: Tuple[str, ...] = ("none",)    # --app-bind: an axis of the plan, like the modes
+    meter: Optional[str] = None           # mpsbench-meter (energy, SM activity); None: not found
 
     @property
     def identity(self):
-        return app_identity(self.argv, self.name, self.launcher_spec, self.check, self.warmup)
+        return app_identity(self.argv, self.name, self.launcher_spec, self.check, self.warmup, self.metric)
 
     def copies_per_node(self, k):
         """One launch per run for an MPI application (its launcher spreads the ranks), else k per GPU."""
@@ -98,7 +105,8 @@ class AppSettings:
         if self.launcher is None:
             return list(self.argv)
         np = k * self.gpus_per_node * self.nodes
-        return self.launcher.job_command([RANK_WRAPPER] + list(self.argv), np, self.nodes, env, export=RANK_VARS)
+        return self.launcher.job_command([RANK_WRAPPER] + list(self.argv), np, self.nodes, env, export=RANK_VARS,
+                                         user_env=True)
 
     def farmer_env(self, env):
         """The variables the rank wrapper of an MPI application needs, added to the farmer's environment."""
@@ -122,6 +130,20 @@ def app_settings(args, nodes, gpus_per_node, node_gpus):
     if device == "auto":
         device = "gpu" if node_gpus or os.environ.get("CUDA_VISIBLE_DEVICES") else "cpu"
         note = "" if device == "gpu" else "auto: no GPU found by nvidia-smi; the copies run as plain processes"
+    metric = metric_spec(args.app_metric, args.app_progress, args.app_metric_unit)
+    if metric is not None and metric.method == "progress" and args.min_time != MIN_TIME_DEFAULT_S:
+        raise InputError("--min-time: with --app-progress each window is one run per copy, as long as the program "
+                         "runs; leave --min-time out")
+    binds = choice_list("--app-bind", args.app_bind, BINDS)
+    if launcher is not None and binds != ["none"]:
+        raise InputError("--app-bind: an MPI application (--app-launcher) is bound by its launcher's own options "
+                         "(e.g. mpirun --bind-to core); only none applies")
+    meter = None
+    if args.meter is not None and executable(args.meter) is None:
+        raise InputError(f"--meter: {quoted(args.meter)} is not an executable file")
+    if device == "gpu":
+        meter = args.meter or default_program("mpsbench-meter")
+        meter = os.path.abspath(executable(meter) or meter)  # one that is missing: unavailable, with the reason
     probe = None
     if device == "gpu":
         probe = args.probe or default_program("mpsbench-probe")
@@ -133,7 +155,7 @@ def app_settings(args, nodes, gpus_per_node, node_gpus):
                        launcher_spec=args.app_launcher, device=device, device_requested=args.device,
                        device_note=note, gpus_per_node=gpus_per_node if device == "gpu" else 1, nodes=nodes,
                        warmup=not args.no_warmup, min_time=args.min_time, repetitions=args.repetitions,
-                       probe=probe)
+                       probe=probe, metric=metric, binds=tuple(binds), meter=meter)
 
 
 def check_app_modes(modes, device):

@@ -20,13 +20,18 @@ END_WAIT_S = 10.0
 KEEPER_GRACE_S = 5.0  # less than END_WAIT_S: the keeper ends what is below it before the sweep kills it
 
 
-def kept(argv):
-    """argv run under a keeper that ends with the sweep. The keeper finds our packages through its own
-    sys.path, so the job's environment (PYTHONPATH included) stays exactly what its mode says."""
+def helper_command(module):
+    """python3 running module's main() with our packages on its own sys.path: the helper's environment
+    (PYTHONPATH included) stays exactly what it was given, and so does that of what it starts."""
     boot = (f"import sys; sys.path[:0] = {package_path().split(os.pathsep)!r}; "
-            f"from {keeper.__name__} import main; sys.exit(main())")
-    return [sys.executable, "-c", boot, "--parent", str(os.getpid()), "--grace", f"{KEEPER_GRACE_S:g}",
-            "--"] + list(argv)
+            f"from {module} import main; sys.exit(main())")
+    return [sys.executable, "-c", boot]
+
+
+def kept(argv):
+    """argv run under a keeper that ends with the sweep (the job's environment stays what its mode says)."""
+    return helper_command(keeper.__name__) + ["--parent", str(os.getpid()), "--grace", f"{KEEPER_GRACE_S:g}",
+                                              "--"] + list(argv)
 
 
 def helper_env(env):

@@ -1,0 +1,25 @@
+// How each configuration is measured (README "Measurement protocol"): what
+// the measuring options set, read by the protocol (measure.hpp) and recorded
+// in every results file's context.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace mpsb {
+
+struct MeasureSettings {
+  double min_time_s = 0.25;
+  int repetitions = 5;  // with max_noise: the minimum
+  std::uint64_t seed = 1;
+  double warmup_time_s = 0.2;
+  std::optional<double> max_noise;   // fraction; nullopt: a fixed repetition count
+  std::optional<double> max_time_s;  // repetition budget per configuration (with max_noise)
+  bool discard_throttled = false;
+  int throttle_retries = 3;          // dropped repetitions per configuration, at most
+  double clock_threshold = 0.9;      // fraction of the reference SM clock
+  std::optional<std::int64_t> allreduce_bytes;  // --allreduce: a host MPI_Allreduce after each iteration
+  bool green_contexts = false;  // each GPU instance in its own green context (the mode's green_contexts)
+};
+
+}  // namespace mpsb

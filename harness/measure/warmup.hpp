@@ -1,0 +1,33 @@
+// Calibration and warm-up of one configuration (README "Measurement
+// protocol"): the iteration count of a timed window and the batches until the
+// windows are steady (stop_rules.hpp), run by every instance of every active
+// rank together.
+#pragma once
+
+#include <cstdint>
+
+#include "measure/iterations.hpp"
+#include "measure/samples.hpp"
+#include "measure/settings.hpp"
+#include "measure/team.hpp"
+
+namespace mpsb {
+
+// The iteration count every timed window runs, and how the warm-up went.
+struct Calibrated {
+  std::int64_t iterations = 1;
+  WarmupOutcome warmup;
+};
+
+// Grows the batch until one window lasts min_time on all instances together,
+// then keeps running batches of that count until the warm-up rule
+// (stop_rules.hpp) is satisfied: long enough, calibration included, and the
+// last two batches agree. Everyone sees the same reduced windows, so all
+// reach the same count and the same verdict without a broadcast. In a mix
+// each instance grows its own count until its own batch lasts min_time
+// (tenants differ by orders of magnitude per iteration), all running together
+// so each calibrates under the others' load; the warm-up then compares the
+// common windows, which every rank sees alike.
+Calibrated calibrate_and_warm_up(Team& team, int instance, IterationRunner& runner, const MeasureSettings& settings);
+
+}  // namespace mpsb

@@ -1,0 +1,127 @@
+"""A configuration's figure in the program's own unit, from what every node's farmer reported.
+
+The copies are numbered globally (node order x copies per node + local index); run times are each
+node's own, since its window started (every node starts a window on the same line of the sweep).
+
+--app-metric (method "metric"): each run that counted (exited 0, --app-check passed) reported a
+rate. A run is rated when it overlapped, in time, a run of every other copy: a rate taken while the
+GPU was not shared by all copies says nothing about sharing. A copy's rate in a repetition is the
+mean of its rated runs' rates; the repetition's figure is the sum over the copies.
+
+--app-progress (method "progress"): each copy ran once per window, its counter lines timestamped as
+they arrived. The common window of a repetition runs from the moment every copy has printed its
+first counter line to the moment the first copy printed its last one (no copy still starting, none
+finished). A copy's rate is its counter's increase across that window (linear between its lines)
+over the window's length; the figure is the sum over the copies. A copy's start-up is the time from
+its run's start to its first counter line.
+
+Anything that keeps a figure from being taken is a FigureError: one line naming the pattern.
+"""
+from mpsbench_core import stats
+
+
+class FigureError(Exception):
+    """The program's output does not give the figure (one line, naming the pattern)."""
+
+
+def _copies(events, per_node):
+    """{global copy: (host, [runs])} of one repetition."""
+    out = {}
+    for node, event in enumerate(events):
+        for run in event["runs"]:
+            out.setdefault(node * per_node + run["copy"], (event["host"], []))[1].append(run)
+    return out
+
+
+def _counted(run):
+    return run["exit_code"] == 0 and run.get("check_exit_code") in (None, 0)
+
+
+def _overlaps(run, others):
+    end = run["start_s"] + run["duration_s"]
+    return any(o["start_s"] < end and run["start_s"] < o["start_s"] + o["duration_s"] for o in others)
+
+
+def metric_figures(spec, windows, per_node):
+    """{"samples": [figure per repetition], "per_copy": {copy: [rate per repetition]}, "rated_runs",
+    "unrated_runs"} for method metric."""
+    samples, per_copy, rated_total, unrated = [], {}, 0, 0
+    for rep, events in enumerate(windows):
+        copies = _copies(events, per_node)
+        figure = 0.0
+        for copy, (host, runs) in sorted(copies.items()):
+            counted = [r for r in runs if _counted(r)]
+            for r in counted:
+                if r.get("metric") is None:
+                    found = r.get("metric_line")
+                    raise FigureError(
+                        f"{spec.described()}: copy {copy} on {host}, repetition {rep + 1} run {r['number'] + 1} "
+                        + (f"printed a matching line whose group is not a number: {found!r}" if found else
+                           "printed no line of its stdout matching it") + f" ({r['stdout']})")
+            others = [[o for o in c_runs if _counted(o)] for c, (_, c_runs) in copies.items() if c != copy]
+            rated = [r for r in counted if all(_overlaps(r, o) for o in others)]
+            rated_total += len(rated)
+            unrated += len(counted) - len(rated)
+            if counted and not rated:
+                raise FigureError(f"{spec.described()}: copy {copy} on {host}, repetition {rep + 1}: none of its "
+                                  "runs overlapped a run of every other copy, so none was measured on a GPU "
+                                  "shared by all copies")
+            rate = stats.mean([r["metric"] for r in rated]) if rated else 0.0
+            per_copy.setdefault(copy, []).append(rate)
+            figure += rate
+        samples.append(figure)
+    return {"samples": samples, "per_copy": per_copy, "rated_runs": rated_total, "unrated_runs": unrated}
+
+
+def _at(samples, t):
+    """The counter at time t, linear between the lines around it (t within the samples' span)."""
+    for (t0, v0), (t1, v1) in zip(samples, samples[1:]):
+        if t0 <= t <= t1:
+            return v0 if t1 == t0 else v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+    return samples[-1][1] if t >= samples[-1][0] else samples[0][1]
+
+
+def progress_figures(spec, windows, per_node):
+    """{"samples", "per_copy", "window_s": [common window per repetition], "startup_s": {copy: [...]},
+    "startup_share"} for method progress."""
+    samples, per_copy, common, startup, shares = [], {}, [], {}, []
+    for rep, events in enumerate(windows):
+        lines = {}
+        for copy, (host, runs) in sorted(_copies(events, per_node).items()):
+            run = runs[0]
+            progress = run.get("progress") or {}
+            where = f"copy {copy} on {host}, repetition {rep + 1}"
+            if progress.get("went_down"):
+                before, after = progress["went_down"]
+                raise FigureError(f"{spec.described()}: {where}: the counter went down from {before:g} to {after:g}: "
+                                  "it must be cumulative (steps, iterations or samples done so far)")
+            if not progress.get("samples"):
+                bad = progress.get("bad_line")
+                raise FigureError(f"{spec.described()}: {where}: " + (
+                    f"a matching line's group is not a number: {bad!r}" if bad else
+                    "no line of its stdout matched it") + f" ({run['stdout']})")
+            lines[copy] = (host, run, [tuple(s) for s in progress["samples"]])
+        begin = max(s[0][0] for _, _, s in lines.values())
+        end = min(s[-1][0] for _, _, s in lines.values())
+        if end <= begin:
+            last = min(lines, key=lambda c: lines[c][2][-1][0])
+            first = max(lines, key=lambda c: lines[c][2][0][0])
+            raise FigureError(f"{spec.described()}: repetition {rep + 1}: no common window: copy {last} printed its "
+                              f"last counter line at {end:.2f} s, before copy {first} printed its first at "
+                              f"{begin:.2f} s (give each run more work, or print the counter more often)")
+        figure = 0.0
+        for copy, (host, run, s) in lines.items():
+            rate = (_at(s, end) - _at(s, begin)) / (end - begin)
+            per_copy.setdefault(copy, []).append(rate)
+            figure += rate
+            start = max(0.0, s[0][0] - run["start_s"])
+            startup.setdefault(copy, []).append(start)
+            shares.append(start / run["duration_s"] if run["duration_s"] > 0 else 0.0)
+        samples.append(figure)
+        common.append(end - begin)
+    return {"samples": samples, "per_copy": per_copy, "window_s": common, "startup_s": startup,
+            "startup_share": stats.mean(shares) if shares else None}
+
+
+def figures(spec, windows, per_node):
+    return (metric_figures if spec.method == "metric" else progress_figures)(spec, windows, per_node)

@@ -1,0 +1,81 @@
+"""--app-progress on one node: each run's stdout read as it arrives, and the node's common window.
+
+A run's stdout is a pipe (never a terminal: the program buffers as it would into a file; Python
+programs get PYTHONUNBUFFERED=1 so that each line leaves at once). A reader thread per run copies
+every chunk to the run's .out file (for --app-check and for the user) and hands each line to the
+run's ProgressLines, timestamped on arrival (time.monotonic, the window's clock).
+
+CommonWindow follows the copies of this node live: it calls `span.start()` when every copy has
+printed its first counter line and `span.stop()` when the first copy's run ends, so that the energy
+meter (meter.py) covers the stretch the rates are taken from, start-up excluded.
+"""
+import threading
+import time
+
+from .metric import MAX_LINE_BYTES, ProgressLines
+
+READER_JOIN_S = 5.0
+
+
+class RunReader:
+    """Reads one run's stdout pipe until it closes: the .out file and the counter lines."""
+
+    def __init__(self, stream, out_path, pattern, origin, on_first):
+        self.stream, self.out_path = stream, out_path
+        self.lines = ProgressLines(pattern, origin)
+        self.on_first = on_first   # called once, at the run's first counter line
+        self.error = None
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        told = False
+        try:
+            with open(self.out_path, "wb") as out:
+                for chunk in iter(lambda: self.stream.readline(MAX_LINE_BYTES), b""):
+                    now = time.monotonic()
+                    out.write(chunk)
+                    self.lines.feed(chunk, now)
+                    if not told and self.lines.samples:
+                        told = True
+                        self.on_first()
+        except (OSError, ValueError) as e:
+            self.error = str(e)
+        finally:
+            try:
+                self.stream.close()
+            except OSError:
+                pass
+
+    def finish(self):
+        """The run's counter lines once its output has ended (what its leftovers still hold open is not
+        waited for beyond READER_JOIN_S: the farmer kills them)."""
+        self.thread.join(READER_JOIN_S)
+        return self.lines.record()
+
+
+class CommonWindow:
+    """Tells a span (the energy meter) when this node's copies are all counting, and when one has ended."""
+
+    def __init__(self, copies, span):
+        self.waiting = set(copies)
+        self.span = span
+        self.lock = threading.Lock()
+        self.started = self.stopped = False
+
+    def first_line(self, copy):
+        with self.lock:
+            self.waiting.discard(copy)
+            if self.waiting or self.started or self.stopped:
+                return
+            self.started = True
+        self.span.start()
+
+    def run_ended(self):
+        with self.lock:
+            if self.stopped:
+                return
+            self.stopped = True
+            started = self.started
+        if started:
+            self.span.stop()

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Stands in for mpsbench-meter (harness/sweep/mpsbench_sweep/app/meter.py has the protocol) with known counters:
+each GPU draws FAKE_METER_POWER_W watts (default 250), so a span of S seconds is 250 x S joules per GPU, with an
+uncertainty of 0.5 J per GPU; SM activity FAKE_METER_SM_ACTIVE percent (default 80), occupancy 40, DRAM bandwidth
+30, tensor 10. FAKE_METER_NOT_READY=REASON: {"ready": false, "reason": REASON}, exit 2. FAKE_METER_NO_GPM=REASON:
+gpu_activity unavailable with that reason. FAKE_METER_LOG=FILE: one line per span, "span_s=S"."""
+import json
+import os
+import sys
+import time
+
+
+def main():
+    args = sys.argv[1:]
+    uuids = args[1].split(",") if args[:1] == ["--gpus"] else ["GPU-fake-0"]
+    if os.environ.get("FAKE_METER_NOT_READY"):
+        print(json.dumps({"ready": False, "reason": os.environ["FAKE_METER_NOT_READY"]}), flush=True)
+        return 2
+    print(json.dumps({"ready": True, "gpus": [{"index": i, "uuid": u} for i, u in enumerate(uuids)]}), flush=True)
+    power, sm = float(os.environ.get("FAKE_METER_POWER_W", "250")), float(os.environ.get("FAKE_METER_SM_ACTIVE", "80"))
+    started = None
+    for line in sys.stdin:
+        if line.strip() == "start":
+            started = time.monotonic()
+        elif line.strip() == "stop" and started is not None:
+            span = time.monotonic() - started
+            started = None
+            no_gpm = os.environ.get("FAKE_METER_NO_GPM")
+            activity = ({"available": False, "reason": no_gpm} if no_gpm else
+                        {"available": True, "sm_active": sm, "sm_occupancy": 40.0, "dram_bw": 30.0,
+                         "tensor_active": 10.0})
+            per = [{"uuid": u, "index": i, "energy": {"available": True, "joules": power * span, "mean_power_w": power,
+                                                    "span_s": span, "uncertainty": 0.5, "method": "fake counter"},
+                    "gpu_activity": activity} for i, u in enumerate(uuids)]
+            print(json.dumps({"span_s": span, "energy": {"available": True, "joules": power * span * len(uuids),
+                                                         "mean_power_w": power * len(uuids), "span_s": span,
+                                                         "uncertainty": 0.5 * len(uuids), "method": "fake counter"},
+                              "gpu_activity": activity, "gpus": per}), flush=True)
+            if os.environ.get("FAKE_METER_LOG"):
+                with open(os.environ["FAKE_METER_LOG"], "a") as f:
+                    f.write(f"span_s={span}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
