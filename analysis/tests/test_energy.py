@@ -89,6 +89,28 @@ def test_unavailable_energy_reads_as_no_figure(tmp_path: Path) -> None:
     assert set(rs.results["energy_reason"]) == {"the CPU device: no GPU energy counter"}
 
 
+def test_unavailable_energy_is_shown_as_unavailable_with_its_reason(tmp_path: Path) -> None:
+    """available: false is no figure and no zero: the cells say unavailable, one line under the table why."""
+    records = [eb.without_energy(r) for r in sweep_results()]
+    records[0] = eb.without_energy(records[0], "no permission")
+    path = builder.write(tmp_path / "cpu.json", builder.document(records))
+    code, out, _ = run_cli(["summary", str(path)])
+    assert code == 0 and "energy/unit" in out and "SM active" in out
+    rows = [line for line in out.splitlines()[1:] if " timeslice " in line or " mps " in line]  # [0]: header
+    assert rows and all(line.count("unavailable") == 2 for line in rows), out
+    n = len(records)
+    assert (f"energy unavailable: no permission (1 result); the CPU device: no GPU energy counter ({n - 1} results). "
+            f"SM activity unavailable: no permission (1 result); the CPU device: no GPU energy counter "
+            f"({n - 1} results).") in out, out
+    assert " 0.0%" not in out and " 0 J" not in out
+
+
+def test_no_energy_object_no_energy_columns(tmp_path: Path) -> None:
+    path = builder.write(tmp_path / "old.json", builder.document(sweep_results()))
+    code, out, _ = run_cli(["summary", str(path)])
+    assert code == 0 and "energy/unit" not in out and "unavailable" not in out
+
+
 @pytest.mark.parametrize("mutate, field, message", [
     (lambda r: r["energy"].update(joules=0.0), "energy.joules", "expected a number above 0"),
     (lambda r: r["energy"].update(joules_per_unit=r["energy"]["joules_per_unit"] * 1e12), "energy.joules_per_unit",

@@ -54,20 +54,43 @@ def energy_columns(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def has_energy(df: pd.DataFrame | None) -> bool:
-    return df is not None and "joules_per_unit" in df and bool(df["joules_per_unit"].notna().any())
+    """Whether some row carries energy, a figure or ``available: false`` (shown as unavailable)."""
+    return df is not None and "energy_available" in df and bool(df["energy_available"].notna().any())
 
 
 def has_activity(df: pd.DataFrame | None) -> bool:
-    return df is not None and "sm_active" in df and bool(df["sm_active"].notna().any())
+    """Whether some row carries GPU activity, figures or ``available: false``."""
+    return df is not None and "activity_available" in df and bool(df["activity_available"].notna().any())
 
 
 def per_unit_text(value: float, row: pd.Series) -> str:
-    """A table cell: '0.552 J/TFLOP'; '-' without a figure."""
+    """A table cell: '0.552 J/TFLOP'; 'unavailable' where the record says so (its reason: unavailable_note);
+    '-' where the record has no energy."""
     if value is None or not math.isfinite(value):
-        return "-"
+        return "unavailable" if row.get("energy_available") is False else "-"
     return format_per_unit(float(value), row["energy_unit"] or None)
 
 
+def unavailable_note(df: pd.DataFrame | None) -> str:
+    """One line naming why energy or SM activity is unavailable, each reason with its count of rows:
+    'energy unavailable: the CPU device: no GPU energy counter (4 results)'; "" where every figure is there."""
+    if df is None:
+        return ""
+    parts = []
+    for what, flag, reason in (("energy", "energy_available", "energy_reason"),
+                               ("SM activity", "activity_available", "activity_reason")):
+        if flag not in df:
+            continue
+        missing = df[df[flag].map(lambda v: v is False)]
+        if not missing.empty:
+            counts = missing[reason].value_counts(sort=False)
+            parts.append(f"{what} unavailable: " + "; ".join(
+                f"{text} ({n} result{'s' if n != 1 else ''})" for text, n in counts.items()))
+    return ". ".join(parts) + ("." if parts else "")
+
+
 def percent_text(value: float, row: pd.Series | None = None) -> str:
-    """A table cell: '81.5%'; '-' without a figure."""
-    return "-" if value is None or not math.isfinite(value) else f"{value:.1f}%"
+    """A table cell: '81.5%'; 'unavailable' where the record says so; '-' without a figure."""
+    if value is None or not math.isfinite(value):
+        return "unavailable" if row is not None and row.get("activity_available") is False else "-"
+    return f"{value:.1f}%"

@@ -34,6 +34,7 @@ from mpsbench_core.mix import PROTECTED
 from mpsbench_core.modes import sort_key as mode_sort_key, style as mode_style
 
 from .answer import answer_html
+from .energy import unavailable_note
 from .crossover import all_crossovers
 from .crossover_text import table_columns as crossover_columns
 from .errors import AnalysisError
@@ -249,7 +250,7 @@ def build_report(rs: ResultSet, threshold: float | None = None) -> str:
                        "interpolation)." if summary["latency_p99_s"].notna().any() else "")
                     + (" Kernel time and allreduce: per iteration, the median over the ranks; allreduce share: "
                        "of the iteration." if summary["collective_time_per_iteration_s"].notna().any() else "")
-                    + "</p>"]
+                    + (" " + unavailable_note(summary) if unavailable_note(summary) else "") + "</p>"]
     # kernel, precision and params are the heading of each table, not columns repeating it (screen and print width)
     for (kernel, precision, params), group in summary.groupby(["kernel", "precision", "params"], sort=False):
         # per table: the latency, collective, energy and activity columns only where its rows have them

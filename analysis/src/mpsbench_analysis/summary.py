@@ -45,7 +45,7 @@ import pandas as pd
 
 from mpsbench_core.modes import sort_key as mode_sort_key
 
-from .energy import COLUMNS as ENERGY_COLUMNS, has_activity, has_energy, per_unit_text, percent_text
+from .energy import COLUMNS as ENERGY_COLUMNS, has_activity, has_energy, per_unit_text, percent_text, unavailable_note
 from .loader import ResultSet
 from .quality import LEGEND, mark_tokens, marks_text
 from .slowdown import LEGEND as SLOWDOWN_LEGEND, slowdown_table, table_columns as slowdown_columns
@@ -257,6 +257,8 @@ def render_summary(df: pd.DataFrame, fmt: str, slowdown: pd.DataFrame | None = N
             out.update(slowdown_legend=SLOWDOWN_LEGEND, slowdown=json_records(slowdown, TABLE_COLUMNS))
         return json.dumps(out, indent=1) + "\n"
     text = render(df, columns(df), fmt, group_by=["kind", "kernel", "precision", "params", "size"]) + "\n" + LEGEND + "\n"
+    note = unavailable_note(df)
+    text += note + "\n" if note else ""
     if extra:
         title = "Slowdown of mixed tenants"
         head = f"\n### {title}\n\n" if fmt == "markdown" else f"\n{title.lower()}:\n"
