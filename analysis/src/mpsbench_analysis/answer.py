@@ -110,7 +110,10 @@ def answer_html(found: list[Verdict], limit: float) -> str:
         cells = []
         for (header, align), value in (zip([HEADERS[i] for i in shown], [row[i] for i in shown])):
             cls = {"what": f"{align} what", "verdict": f"{align} verdict"}.get(header, align)
-            cells.append(f'<td class="{cls}">{html.escape(value)}</td>')
+            text = html.escape(value)
+            if header == "what":  # break a long subject (a mix's spec, params) after its commas and slashes
+                text = text.replace(",", ",<wbr>").replace("/", "/<wbr>")
+            cells.append(f'<td class="{cls}">{text}</td>')
         body.append(f"<tr>{''.join(cells)}</tr>")
     return (f'<div class="scroll"><table class="answer"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>"

@@ -63,7 +63,7 @@ th { background: #f3f3f3; vertical-align: bottom; }
 td.r { text-align: right; font-variant-numeric: tabular-nums; } td.l { text-align: left; }
 table.answer { font-size: .9em; width: 100%; } table.answer td { vertical-align: top; }
 table.answer td.verdict { white-space: normal; min-width: 24em; }
-table.answer td.what { white-space: normal; overflow-wrap: anywhere; max-width: 16em; }
+table.answer td.what { white-space: normal; min-width: 8em; max-width: 16em; }
 dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .2em 1em; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 figure { margin: 1em 0 2em; } figure img { display: block; max-width: 100%; height: auto; }
