@@ -64,3 +64,16 @@ def sweep_results() -> list[dict]:
 @pytest.fixture
 def sweep_file(tmp_path: Path) -> Path:
     return builder.write(tmp_path / "sweep.json", builder.document(sweep_results()))
+
+
+@pytest.fixture
+def sweep_schema(monkeypatch):
+    """Validation against the schema with the sweep's additions for a program's own figure (energy_builder)."""
+    import energy_builder
+    from mpsbench_analysis import validate
+    extended = energy_builder.sweep_schema()
+    original = validate.schema
+    monkeypatch.setattr(validate, "schema", lambda version=3: extended if version == 3 else original(version))
+    validate._validator.cache_clear()
+    yield extended
+    validate._validator.cache_clear()

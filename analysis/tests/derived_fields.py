@@ -56,6 +56,11 @@ def _common(r: dict[str, Any], results: list[dict[str, Any]], instances: str) ->
     for j, instance in enumerate(r[instances]):
         if isinstance(instance.get("mps_enabled"), bool) and r["mode"] in ("timeslice", "mps", "mps-qos", "streams"):
             yield (instances, j, "mps_enabled")
+    energy, activity = r.get("energy") or {}, r.get("gpu_activity") or {}
+    if ok and energy.get("available"):  # issue 27: joules per unit of the work, mean power over the span
+        yield from (("energy", key) for key in ("joules_per_unit", "mean_power_w") if energy.get(key))
+    if ok and activity.get("available") and len(activity.get("per_gpu") or []) > 1:  # a mean of the GPUs'
+        yield from (("gpu_activity", key) for key in ("sm_active", "sm_occupancy") if activity.get(key))
 
 
 def _app(r: dict[str, Any]) -> Iterator[Path_]:

@@ -23,6 +23,7 @@ import pytest
 
 import builder
 import derived_fields
+import energy_builder
 import figure_docs
 import fuzzing
 from conftest import APP_RUN, MIX_RUN, read_doc
@@ -58,7 +59,13 @@ def app_document() -> dict[str, Any]:
     failed["app"].update(runs_per_repetition=[], run_time_s=None, runs_per_hour=None,
                          failed_runs=[{"host": "node1", "copy": 3, "repetition": 0, "run": 0, "exit_code": 1,
                                        "signal": None, "stderr_tail": "out of memory"}])
-    return builder.document(records + [failed])
+    return builder.document(_metered(records) + [failed])
+
+
+def _metered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ok records with energy and GPU activity on two GPUs (issue 27), the others without."""
+    return [energy_builder.with_activity(energy_builder.with_energy(r, 50.0 / (1 + r["ranks_per_gpu"])), 60.0, gpus=2)
+            if r["status"] == "ok" else energy_builder.without_energy(r, "the configuration failed") for r in records]
 
 
 def _median(records: list[dict[str, Any]], mode: str) -> float:
@@ -68,7 +75,9 @@ def _median(records: list[dict[str, Any]], mode: str) -> float:
 
 
 def mix_document() -> dict[str, Any]:
-    return figure_docs.mix_doc(("timeslice", "mps"), devices=2)
+    doc = figure_docs.mix_doc(("timeslice", "mps"), devices=2)
+    doc["results"] = _metered(doc["results"])
+    return doc
 
 
 BASES = {"app-v3": app_document, "mix-v3": mix_document, "app-v1-recorded": lambda: read_doc(APP_RUN),

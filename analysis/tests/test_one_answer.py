@@ -51,8 +51,8 @@ def test_console_cli_and_report_say_the_same(path: Path) -> None:
     code, out, err = run_cli(["verdict", str(path)])
     assert code == 0, err
     assert out.splitlines() == console
-    # The report's verdict section for every file; the whole page (figures: slow) for a few, below.
-    page = report._verdict_html(load_results([path]), recorded_threshold(doc))
+    # The report's answer table for every file; the whole page (figures: slow) for a few, below.
+    page = report._answer_html(load_results([path]), recorded_threshold(doc))
     for line in console:
         subject, _, sentence = line.removeprefix("verdict: ").partition(": ")
         assert html.escape(sentence, quote=False) in page or html.escape(sentence) in page, (subject, sentence)

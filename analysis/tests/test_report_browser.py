@@ -33,7 +33,8 @@ import pytest
 import figure_docs
 from conftest import CPU_RUN, H100_SWEEP
 from mpsbench_analysis import load_results
-from mpsbench_analysis.report import build_report
+from mpsbench_analysis.report import build_report, command
+from mpsbench_analysis.slowdown import slowdown_table
 from mpsbench_analysis.verdicts import file_verdicts
 from mpsbench_core.modes import sort_key as mode_sort_key, style as mode_style
 from mpsbench_core.verdict import verdict_lines
@@ -80,8 +81,14 @@ _CHECK_SCRIPT = """
         section: t.closest('section') ? t.closest('section').id : '',
         rows: t.tBodies.length ? t.tBodies[0].rows.length : 0,
         width: t.getBoundingClientRect().width, height: t.getBoundingClientRect().height}));
-    out.verdicts = [...document.querySelectorAll('#verdict .verdict')].map(v => ({text: v.textContent.trim(),
-        height: v.getBoundingClientRect().height}));
+    const answer = document.querySelector('table.answer');
+    out.answer = answer ? {first: document.querySelector('table') === answer,
+        section: answer.closest('section').id, top: answer.getBoundingClientRect().top + window.scrollY,
+        bottom: answer.getBoundingClientRect().bottom + window.scrollY,
+        headers: [...answer.querySelectorAll('th')].map(th => th.textContent)} : null;
+    out.verdicts = answer ? [...answer.tBodies[0].rows].map(row => ({
+        text: row.querySelector('.what').textContent.trim() + ': ' + row.querySelector('.verdict').textContent.trim(),
+        height: row.querySelector('.verdict').getBoundingClientRect().height})) : [];
     out.images = [...document.images].map(i => { const r = i.getBoundingClientRect();
         return {alt: i.alt, complete: i.complete, naturalWidth: i.naturalWidth, naturalHeight: i.naturalHeight,
                 width: r.width, height: r.height, left: r.left, right: r.right, scheme: i.src.split(':')[0]}; });
@@ -117,6 +124,24 @@ _CHECK_SCRIPT = """
 """
 
 
+#: The sweep command of the metered case, as the sweep records it (context.sweep.command).
+SWEEP_COMMAND = "harness/mpsbench-sweep --modes timeslice,mps -- --mix matmul/fp32/2048:2,inference/fp16/64:2"
+
+
+def _metered_mix() -> dict:
+    """A sweep with energy and SM activity on every kernel record and a mix of two tenants, made by a sweep
+    whose command the context records (issues 27 and 28)."""
+    import builder
+    import energy_builder as eb
+    from conftest import sweep_results
+    records = [eb.with_activity(eb.with_energy(r, (0.4 if r["mode"] != "timeslice" else 0.5) * 1e-12),
+                                80.0 if r["mode"] != "timeslice" else 40.0) for r in sweep_results()]
+    doc = builder.document(records + builder.mix_sweep())
+    doc["context"]["sweep"] = {"modes": ["timeslice", "mps"], "launcher": "mpirun", "jobs": [],
+                               "command": SWEEP_COMMAND}
+    return doc
+
+
 def _cases() -> dict[str, object]:
     return {
         "h100-fixture": H100_SWEEP,
@@ -124,6 +149,7 @@ def _cases() -> dict[str, object]:
         "2gpus-1size": figure_docs.sweep(("timeslice", "mps", "streams"), (4096,), devices=2,
                                          kernels=("matmul", "nbody")),
         "app-8gpus": figure_docs.app_sweep(figure_docs.MODES, devices=8),
+        "energy-mix": _metered_mix(),
     }
 
 
@@ -204,16 +230,24 @@ def test_report_in_a_browser(case: str, tmp_path: Path) -> None:
     assert out["resources"] == [], out["resources"]  # loaded nothing besides the file itself
     assert out["viewport"] == WINDOW[0]
 
-    # what the reader came for: the verdict first, the context, the gains behind it, every figure, the summary
+    # what the reader came for: the answer first, the context, the gains behind it, every figure, the summary
     assert out["headings"] == ["Does MPS pay off?", "Context", "The gains behind the verdict", "Plots", "Summary"]
+    answer = out["answer"]
+    assert answer and answer["first"] and answer["section"] == "verdict", answer
+    assert answer["headers"][0] == "what" and answer["headers"][-1] == "verdict", answer
+    assert answer["top"] < 400, answer  # on the first screen, under the title
     assert len(out["context"]) == len(rs.contexts)
     for ctx, c in zip(out["context"], rs.contexts.values()):
         assert {"file", "date (UTC)", "GPUs", "device", "command"} <= set(ctx)
+        assert ctx["command"] == command(c)  # the sweep's command where a sweep made the file
+        if case == "energy-mix":
+            assert ctx["command"] == SWEEP_COMMAND
         assert ctx["GPUs"] == (f"{len(c['gpus'])} × {c['gpus'][0]['name']} ({c['gpus'][0]['sm_count']} SMs)"
                                if c["gpus"] else "none (CPU device)")
     tables = out["tables"]
     assert all(t["width"] > 0 and t["height"] > 0 for t in tables), tables
-    assert sum(t["rows"] for t in tables if t["section"] == "summary") == len(rs.results)
+    # every result in the summary, and a mix's slowdown table under it
+    assert sum(t["rows"] for t in tables if t["section"] == "summary") == len(rs.results) + len(slowdown_table(rs))
     found = file_verdicts(rs)
     assert [v["text"] for v in out["verdicts"]] == [line.removeprefix("verdict: ") for line in verdict_lines(found)]
     assert all(v["height"] > 0 for v in out["verdicts"])
@@ -225,7 +259,8 @@ def test_report_in_a_browser(case: str, tmp_path: Path) -> None:
     images = out["images"]
     assert len(images) == text.count("<img ") and images, len(images)
     kernels = len(rs.results[["kernel", "precision"]].drop_duplicates())
-    assert 2 * kernels <= len(images) <= 3 * kernels
+    metered = len(rs.results[rs.results["joules_per_unit"].notna()][["kernel", "precision"]].drop_duplicates())
+    assert 2 * kernels <= len(images) <= 3 * kernels + 2 * metered  # energy and SM activity where measured
     for image in images:
         assert image["scheme"] == "data" and image["complete"] and image["naturalWidth"] > 0, image
         assert image["width"] > 0 and image["height"] > 0 and image["right"] <= out["viewport"], image

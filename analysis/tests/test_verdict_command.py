@@ -24,8 +24,8 @@ T = 1e12
 
 def _records() -> list[dict]:
     """conftest's kernels, an application measured in mps and timeslice, one only in timeslice, a failed
-    configuration, and a mix in timeslice (which has no verdict of its own; its inference tenant alone
-    gets one without mps)."""
+    configuration, and a mix in timeslice (judged per tenant; its inference tenant alone gets a kernel verdict
+    without mps)."""
     apps = [builder.app_result(builder.flat(v), mode, k, name="myapp")
             for mode, values in (("timeslice", (1.0, 1.9, 2.0)), ("mps", (1.0, 2.4, 3.2)))
             for k, v in zip((1, 2, 4), values)]
@@ -54,13 +54,18 @@ def test_prints_exactly_cores_verdict_lines(tmp_path: Path) -> None:
     assert out == _expected(path, GAIN_THRESHOLD)
     lines = out.splitlines()
     assert [line.split(":")[1].strip() for line in lines] == ["matmul fp32", "nbody fp32",
-                                                              "inference fp16 (hidden=2048,layers=4)", "myapp", "solo"]
+                                                              "inference fp16 (hidden=2048,layers=4)", "myapp", "solo",
+                                                              "mix matmul/fp32/2048"]
     assert lines[0].startswith("verdict: matmul fp32: MPS pays off below size 4096")
     assert "; 1 configuration(s) failed or unverified, left out" in lines[0]
     assert lines[2] == "verdict: inference fp16 (hidden=2048,layers=4): no MPS verdict: mps not measured (measured: " \
                        "timeslice)"
     assert lines[3] == ("verdict: myapp: best mps at 4 copies per GPU, 11,520 runs/hour (3.20x one copy alone; 1.60x "
                         "timeslice at 4 per GPU); MPS pays off from 2 copies per GPU on (gain < 1.1x at 1)")
+    # builder.mix_sweep in timeslice: inference alone 4,000 request/s, 1,600 in the mix (2.50x), its p50 (and so
+    # its p99) 4 ms against 1 ms alone; matmul 20 against 12 TFLOP/s (1.67x)
+    assert lines[5] == ("verdict: mix matmul/fp32/2048:2,inference/fp16/64:2: time slicing slows inference 2.50x (p99 "
+                        "4.00x alone) and matmul 1.67x")
 
 
 def test_threshold_the_run_recorded_then_the_option(tmp_path: Path) -> None:
@@ -105,12 +110,12 @@ def test_report_says_each_verdict_sentence_first(tmp_path: Path) -> None:
     rs = load_results([path])
     page = build_report(rs)
     found = verdicts(rs.records(), 1.25)
-    assert len(found) == 5
+    assert len(found) == 6
     verdict_section = page[page.index('<section id="verdict">'):page.index('<section id="context">')]
     assert page.index('<section id="verdict">') < page.index('<section id="crossover">')
     for v in found:
-        assert html.escape(v.sentence) in verdict_section, v.sentence
-        assert f"<strong>{html.escape(v.subject)}</strong>" in verdict_section
+        assert f'<td class="l verdict">{html.escape(v.sentence)}</td>' in verdict_section, v.sentence
+        assert f'<td class="l what">{html.escape(v.subject)}</td>' in verdict_section
     assert "at least 1.25x" in verdict_section
 
 

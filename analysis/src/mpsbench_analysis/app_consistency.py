@@ -16,7 +16,13 @@ What the sweep writes (harness/sweep, mpsbench-sweep --app) and the checks that 
   * ``verified``: every run passed --app-check, i.e. ``app.failed_checks`` lists none, and no copy's
     check failed.  A record that claims ``verified`` while listing a failed check would pass a CI gate
     and could be picked as the best configuration by a verdict: it is refused;
-  * each copy has its own index ``copy`` below ``active_ranks``; so has each failed run.
+  * each copy has its own index ``copy`` below ``active_ranks``; so has each failed run;
+  * with the program's own figure (``primary_metric`` ``metric_per_s``, ``app.metric``; issue 26): the
+    primary figure is ``aggregate.metric_per_s`` (CV, noise and the speedup follow it), each repetition's
+    sample the sum over the copies of their own (``copies[].metric_per_s.samples[i]``, where every copy has
+    one), Jain's index over the copies' medians of it (the record's and ``app.metric.jain_fairness``),
+    ``app.metric.copy_spread`` (largest - smallest) / mean of those medians, each copy's ``startup_s`` one
+    sample per repetition, ``app.startup_share`` a share in [0, 1].
 The copy count, windows, CV, noise and MPS client flags are checked as for every kind (checks.py), the
 speedup over one copy per GPU against that record (run_consistency.py).
 """
@@ -26,8 +32,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .checks import REL_TOL, check_common, check_spread, check_jain, check_rates, check_summary
+from mpsbench_core.stats import mean
+
+from .checks import REL_TOL, SUM_TOL, check_common, check_spread, check_jain, check_rates, check_summary, short
 from .errors import AnalysisError
+
+#: The primary metric of a program's own figure.
+METRIC = "metric_per_s"
 
 
 def _check_runs(r: dict[str, Any], name: str, where: str) -> None:
@@ -114,6 +125,53 @@ def _check_verified(r: dict[str, Any], name: str, where: str) -> None:
                             f"{where}.verified")
 
 
+def _copy_figures(r: dict[str, Any], name: str, where: str) -> list[dict[str, Any]] | None:
+    """Each copy's own figure (checked as a summary), or None where some copy has none."""
+    figures = []
+    for j, c in enumerate(r["copies"]):
+        for key in ("metric_per_s", "startup_s"):
+            summary = c.get(key)
+            if summary is not None:
+                if not isinstance(summary, dict) or not isinstance(summary.get("samples"), list):
+                    raise AnalysisError(f"expected a summary or null, got {short(summary)}", name,
+                                        f"{where}.copies[{j}].{key}")
+                check_summary(summary, r["repetitions"], name, f"{where}.copies[{j}].{key}")
+        figures.append(c.get("metric_per_s"))
+    return figures if figures and all(f is not None for f in figures) else None
+
+
+def _check_metric(r: dict[str, Any], name: str, where: str) -> None:
+    """The program's own figure (module doc)."""
+    app, aggregate = r["app"], r["aggregate"]
+    share = app.get("startup_share")
+    if share is not None and not (isinstance(share, (int, float)) and not isinstance(share, bool) and 0 <= share <= 1):
+        raise AnalysisError(f"expected a share in [0, 1] or null, got {short(share)}", name, f"{where}.app.startup_share")
+    figures = _copy_figures(r, name, where)
+    if r["primary_metric"] != METRIC or aggregate is None:
+        return
+    if METRIC not in aggregate:
+        raise AnalysisError("required field is missing (the primary metric)", name, f"{where}.aggregate.{METRIC}")
+    summary = aggregate[METRIC]
+    check_summary(summary, r["repetitions"], name, f"{where}.aggregate.{METRIC}")
+    if figures is None:
+        return
+    for i, sample in enumerate(summary["samples"]):
+        total = math.fsum(f["samples"][i] for f in figures)
+        if not math.isclose(sample, total, rel_tol=SUM_TOL, abs_tol=1e-300):
+            raise AnalysisError(f"{sample!r} disagrees with the sum over the copies of copies[].metric_per_s."
+                                f"samples[{i}], {total!r}", name, f"{where}.aggregate.{METRIC}.samples[{i}]")
+    medians = [f["median"] for f in figures]
+    metric = app.get("metric") if isinstance(app.get("metric"), dict) else {}
+    check_jain(metric.get("jain_fairness"), medians, name, f"{where}.app.metric.jain_fairness",
+               "copies[].metric_per_s.median")
+    spread, average = metric.get("copy_spread"), mean(medians)
+    if isinstance(spread, (int, float)) and not isinstance(spread, bool) and average > 0:
+        expected = (max(medians) - min(medians)) / average
+        if not math.isclose(spread, expected, rel_tol=SUM_TOL, abs_tol=1e-12):
+            raise AnalysisError(f"{spread!r} disagrees with (largest - smallest) / mean of copies[].metric_per_s."
+                                f"median, {expected!r}", name, f"{where}.app.metric.copy_spread")
+
+
 def check_app(r: dict[str, Any], name: str, where: str) -> None:
     """Raises AnalysisError on the first disagreement in a schema-valid application record (module doc)."""
     aggregate = r["aggregate"]
@@ -122,9 +180,13 @@ def check_app(r: dict[str, Any], name: str, where: str) -> None:
         raise AnalysisError(f"null, but window_s holds {len(r['window_s'])} measured repetitions", name,
                             f"{where}.aggregate")
     _check_runs(r, name, where)
-    check_spread(r, aggregate["run_per_s"]["samples"] if aggregate is not None else None, name, where)
-    if r["copies"]:
-        check_jain(r["jain_fairness"], [c["throughput_per_s"] for c in r["copies"]], name, f"{where}.jain_fairness",
-                   "copies[].throughput_per_s")
+    _check_metric(r, name, where)
+    own = r["primary_metric"] == METRIC
+    primary = aggregate.get(r["primary_metric"]) if aggregate is not None else None
+    check_spread(r, primary["samples"] if primary is not None else None, name, where)
+    if r["copies"] and (not own or _copy_figures(r, name, where) is not None):
+        per_copy = [c["metric_per_s"]["median"] if own else c["throughput_per_s"] for c in r["copies"]]
+        check_jain(r["jain_fairness"], per_copy, name, f"{where}.jain_fairness",
+                   "copies[].metric_per_s.median" if own else "copies[].throughput_per_s")
     _check_copies(r, name, where)
     _check_verified(r, name, where)

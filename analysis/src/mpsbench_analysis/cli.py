@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from typing import Sequence
 
 from mpsbench_core.verdict import GAIN_THRESHOLD
@@ -28,6 +29,12 @@ from .tables import FORMATS
 from .verdicts import RECORDED
 
 PROG = "mpsbench-analyze"
+
+#: Where pip cannot install the analysis (README.md says the same).
+OFFLINE = ("where pip cannot install this (an offline GPU node): copy the results file to any machine with\n"
+           "mpsbench-analyze and run `mpsbench-analyze report FILE` there, or install the Debian packages\n"
+           "python3-pandas python3-matplotlib python3-jsonschema and run it from the source tree:\n"
+           "PYTHONPATH=analysis/src python3 -m mpsbench_analysis.cli report FILE")
 
 #: How every output option treats an existing file (safe_write.py).
 REPLACES = ("an existing regular file is replaced atomically; a symbolic link, FIFO, device or directory "
@@ -91,9 +98,11 @@ exit status:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Analyse mpsbench results files (JSON, or gzip-compressed .json.gz; schema "
-        "mpsbench-results versions 1, 2 and 3). Several files (e.g. one per mode) are merged into one data set.",
-        epilog="exit status: 0 ok, 1 compare's gate failed (see compare --help), 2 bad input or usage")
+        prog=PROG, description=textwrap.fill("Analyse mpsbench results files (JSON, or gzip-compressed .json.gz; "
+        "schema mpsbench-results versions 1, 2 and 3). Several files (e.g. one per mode) are merged into one data "
+        "set.", 78),
+        epilog="exit status: 0 ok, 1 compare's gate failed (see compare --help), 2 bad input or usage\n\n"
+        f"{OFFLINE}", formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -133,8 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verdict", help="does MPS pay off? the verdict lines mpsbench-sweep printed for the run",
                        description="One line per kernel (precision, params) and per application: where MPS pays "
-                       "off and with how many ranks (copies) per GPU, exactly as mpsbench-sweep printed them at the "
-                       "end of the run that made the file (the definitions: mpsbench-analyze crossover --help). "
+                       "off and with how many ranks (copies) per GPU, with the energy side where the results have "
+                       "energy; one per mix: what each mode does to each tenant against itself alone (slowdown, p99 "
+                       "latency), naming the starved tenant and the mode that protects the latency tenant; exactly as "
+                       "mpsbench-sweep printed them at the end of the run that made the file (the definitions: "
+                       "mpsbench-analyze crossover --help). "
                        f"The gain that pays off is the one the run recorded ({RECORDED}), else "
                        f"{GAIN_THRESHOLD:g}, unless --threshold is given.")
     files(p)
@@ -177,7 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "missing from NEW or NEW is incomplete (\"complete\": false)")
     p.add_argument("--fail-on-noisy", action="store_true", help="fail (exit 1) on any NOISY verdict too")
 
-    p = sub.add_parser("report", help="one self-contained HTML report")
+    p = sub.add_parser("report", help="one self-contained HTML report, the answer table first",
+                       description="One HTML file, images embedded: the answer table first (per kernel and "
+                       "precision, farmed program and mix: best ranks per GPU, MPS gain, crossover, energy side, the "
+                       "verdict sentence), the context (the sweep command that made the file), the gains behind each "
+                       "verdict, the figures (energy per unit of work and SM activity where measured) and the "
+                       "summary. Where pip cannot install the analysis (an offline GPU node): mpsbench-analyze --help "
+                       "says how to make the report elsewhere or from Debian's packages.")
     files(p)
     p.add_argument("--output", "-o", default="mpsbench-report.html", help=f"HTML file ({REPLACES}; "
                    "default: %(default)s)")

@@ -25,6 +25,9 @@ parameters (``params``) make different configurations (added and removed),
 explained by a note per kernel; a different ``--allreduce`` size or
 ``--mix`` is a context note (context.py).
 
+Energy per unit of work that rose beyond the threshold, or vanished, is listed as notes
+(energy_compare.py): they never change a verdict or the gate.
+
 Each row carries the marks of its BASE and NEW result (quality.py: noise
 above its target, clock-throttled repetitions; files without the noise and
 clock fields get a computed noise figure and no throttle mark); a gain row
@@ -42,6 +45,7 @@ import pandas as pd
 from mpsbench_core.stats import relative_noise
 from mpsbench_core.units import format_percent
 
+from .energy_compare import COLUMNS as ENERGY_COLUMNS, energy_notes
 from .context import ContextDifference, context_differences, describe_device, differs_from_base
 from .errors import AnalysisError
 from .loader import KEY, ResultSet
@@ -68,6 +72,8 @@ class Comparison:
     new_complete: bool = True  # NEW's "complete" flag (False: the run was cut short)
     # one row per result with request latency in both (p99, higher is worse)
     latency: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LATENCY_COLUMNS))
+    # notes on energy per unit of work (energy_compare.py): never a regression
+    energy: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ENERGY_COLUMNS))
 
     @property
     def regressions(self) -> int:
@@ -250,8 +256,12 @@ def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule(),
     latency = _latency_rows(b, n, rule)
     if not latency.empty:
         latency = sort_rows(latency, KEY, "mode_label")
+    energy = energy_notes(b, n, rule.threshold)
+    if not energy.empty:
+        energy = sort_rows(energy, KEY, "mode_label")
     return Comparison(results, _gain_rows(base, new, rule), added, removed, rule, context=diffs + _params_notes(b, n),
-                      device=describe_device(base_ctx), new_complete=all(new.complete.values()), latency=latency)
+                      device=describe_device(base_ctx), new_complete=all(new.complete.values()), latency=latency,
+                      energy=energy)
 
 
 def _sortable(key: tuple) -> tuple:

@@ -11,13 +11,14 @@ import math
 
 import pandas as pd
 
-from mpsbench_core.units import format_number, format_percent, format_seconds, format_si
+from mpsbench_core.energy import format_per_unit
+from mpsbench_core.units import format_number, format_percent, format_seconds
 
 from .compare import Comparison
 from .context import ContextDifference
 from .regression_rule import SLOWER
 from .summary import GROUP, sort_rows
-from .tables import Column, render
+from .tables import Column, format_figure, render
 
 #: The line under compare's tables.
 LEGEND = ("marks: noise>T = relative noise of the median (1.2533 sd / (sqrt(n) median)) above the target T "
@@ -41,8 +42,8 @@ def _result_columns(df: pd.DataFrame | None = None) -> list[Column]:
         Column("kernel", "kernel", left=True), Column("precision", "precision", left=True),
         *(_params_column(df) if df is not None else []),
         Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"), Column("mode_label", "mode", left=True),
-        Column("base_median", "base median", lambda v, r: format_si(v, r["unit"])),
-        Column("new_median", "new median", lambda v, r: format_si(v, r["unit"])),
+        Column("base_median", "base median", lambda v, r: format_figure(v, r["unit"], r["kind"])),
+        Column("new_median", "new median", lambda v, r: format_figure(v, r["unit"], r["kind"])),
         Column("change", "change", lambda v, r: format_percent(v, signed=True)),
         Column("p_value", "p", _p), Column("verdict", "verdict", left=True),
         Column("verified", "verified", left=True), Column("base_marks", "base marks", left=True),
@@ -58,6 +59,16 @@ def _latency_columns(df: pd.DataFrame) -> list[Column]:
         Column("new_p99_s", "new p99", lambda v, r: format_seconds(v)),
         Column("change", "change", lambda v, r: format_percent(v, signed=True)),
         Column("p_value", "p", _p), Column("verdict", "verdict", left=True), Column("reason", "why", left=True),
+    ]
+
+
+def _energy_columns(df: pd.DataFrame) -> list[Column]:
+    return [
+        Column("kernel", "kernel", left=True), Column("precision", "precision", left=True), *_params_column(df),
+        Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"), Column("mode_label", "mode", left=True),
+        Column("base_per_unit", "base", lambda v, r: format_per_unit(v, r["energy_unit"])),
+        Column("new_per_unit", "new", lambda v, r: format_per_unit(None if math.isnan(v) else v, r["energy_unit"])),
+        Column("change", "change", lambda v, r: format_percent(v, signed=True)), Column("note", "note", left=True),
     ]
 
 
@@ -148,6 +159,10 @@ def render_comparison(c: Comparison, fmt: str, base_name: str, new_name: str,
         title = "request latency p99 (higher is worse: SLOWER = a higher p99; evidence from the ranks' p99s)"
         out.append((f"### {title[0].upper()}{title[1:]}\n\n" if md else f"{title}:\n")
                    + render(c.latency, _latency_columns(c.latency), fmt))
+    if not c.energy.empty:
+        title = f"energy per unit of work (notes, never fail the gate: up more than {rule.threshold:.0%}, or gone)"
+        out.append((f"### {title[0].upper()}{title[1:]}\n\n" if md else f"{title}:\n")
+                   + render(c.energy, _energy_columns(c.energy), fmt))
     out.append(LEGEND + "\n")
     for title, df in (("added (only in NEW)", c.added), ("removed (only in BASE)", c.removed)):
         if not df.empty:

@@ -26,7 +26,8 @@ relies on it).  Schema version 2 adds (each where present): a latency object's p
 collective's ``time_per_iteration_s`` with one sample per rank that timed it, each rank's
 ``collective_time_s`` one per repetition, ``fraction_of_iteration`` its median over the median of those
 ranks' iteration times, and ``verified`` not true while ``collective.ok`` is false.  The optional
-``noise``, ``warmup`` and ``clocks`` of newer files are checked by quality.py as well.
+``noise``, ``warmup`` and ``clocks`` of newer files are checked by quality.py as well, and every kind's
+``energy`` and ``gpu_activity`` by energy_consistency.py.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from mpsbench_core.stats import median
 from . import legacy
 from .app_consistency import check_app
 from .checks import SUM_TOL, check_common, check_spread, check_jain, check_latency, check_latency_stats, check_rates, check_summary, count
+from .energy_consistency import check_activity, check_energy
 from .errors import AnalysisError
 from .mix_consistency import check_mix, check_no_tenants
 from .quality import check_quality, check_settings
@@ -161,4 +163,6 @@ def check_consistency(doc: dict[str, Any], name: str) -> None:
             check_app(r, name, where)
         else:
             _check_legacy_app(r, name, where)
+        check_energy(r, name, where)
+        check_activity(r, name, where)
     check_run(doc["results"], name)

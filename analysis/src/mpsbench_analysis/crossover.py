@@ -25,7 +25,7 @@ import pandas as pd
 
 from mpsbench_core import modes
 from mpsbench_core.records import Result
-from mpsbench_core.verdict import AppVerdict, KernelVerdict, Point, copies_crossover, size_crossover, verdicts
+from mpsbench_core.verdict import AppVerdict, KernelVerdict, MixVerdict, Point, copies_crossover, size_crossover, verdicts
 
 from .crossover_text import gains_text, where_text
 from .errors import AnalysisError
@@ -57,7 +57,7 @@ class Crossover:
 
     @property
     def title(self) -> str:
-        name = self.kernel if self.kind == "app" else f"{self.kernel} {self.precision}" + (
+        name = (self.kernel if self.kind == "app" else f"{self.kernel} {self.precision}") + (
             f" ({self.params})" if self.params else "")
         if self.ranks_per_gpu is not None:
             how = f"at {self.ranks_per_gpu} ranks per GPU (fixed)"
@@ -97,7 +97,7 @@ def _answer(v: KernelVerdict | AppVerdict, mode: str, unit: str, message: str | 
     if isinstance(v, KernelVerdict):
         return Crossover("kernel", v.kernel, v.precision, v.params, mode, v.threshold, None, v.outcome, v.crossover,
                          None, message or v.sentence, _table(v.points, "size", mode, unit, v.threshold))
-    return Crossover("app", v.name, "", "", mode, v.threshold, None, v.outcome, v.crossover, v.below,
+    return Crossover("app", v.name, "", v.params, mode, v.threshold, None, v.outcome, v.crossover, v.below,
                      message or v.sentence, _table(v.points, "ranks_per_gpu", mode, unit, v.threshold, labels))
 
 
@@ -110,7 +110,7 @@ def _units(records: list[Result]) -> dict[tuple, str]:
 
 
 def _subject(v: KernelVerdict | AppVerdict) -> tuple:
-    return ("kernel", v.kernel, v.precision, v.params) if isinstance(v, KernelVerdict) else ("app", v.name, "", "")
+    return ("kernel", v.kernel, v.precision, v.params) if isinstance(v, KernelVerdict) else ("app", v.name, "", v.params)
 
 
 def _labels_of(records: list[Result], mode: str) -> list[str]:
@@ -144,8 +144,8 @@ def _other_mode(records: list[Result], mode: str, threshold: float) -> list[Cros
             if v.points:
                 out.append(_answer(v, label, units.get(_subject(v), ""), _message(v, label)))
     apps = [r for r in records if r.kind == "app"]
-    for name in dict.fromkeys(r.name for r in apps):
-        mine = [r for r in apps if r.name == name]
+    for subject in dict.fromkeys(r.subject for r in apps):  # an application at one binding
+        mine = [r for r in apps if r.subject == subject]
         at_k: dict[int, set[str]] = {}
         for r in mine:
             if r.mode_label in labels:
@@ -205,7 +205,8 @@ def all_crossovers(rs: ResultSet, threshold: float | None = None, ranks: int | N
                                 ", ".join(rs.files))
     elif mode == "mps":
         units = _units(records)
-        found = [_answer(v, "mps", units.get(_subject(v), "")) for v in file_verdicts(rs, threshold)]
+        found = [_answer(v, "mps", units.get(_subject(v), "")) for v in file_verdicts(rs, threshold)
+                 if not isinstance(v, MixVerdict)]  # a mix has no gains: its verdict speaks per tenant
         if not any(c.outcome != "none" for c in found):
             found = []
     else:

@@ -13,10 +13,10 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from mpsbench_core.units import format_number, format_si
+from mpsbench_core.units import format_number
 from mpsbench_core.verdict import Point
 
-from .tables import Column, json_value, render
+from .tables import Column, format_figure, json_value, render
 
 
 def _mode_name(mode: str) -> str:
@@ -64,8 +64,8 @@ def gains_text(axis: str, points: Sequence[Point], best: bool) -> str:
 def table_columns(c: Any) -> list[Column]:
     """How an answer's gain table is shown (either axis)."""
     tail = [
-        Column(c.mode, c.mode, lambda v, r: format_si(v, r["unit"])),
-        Column("timeslice", "timeslice", lambda v, r: format_si(v, r["unit"])),
+        Column(c.mode, c.mode, lambda v, r: format_figure(v, r["unit"], c.kind)),
+        Column("timeslice", "timeslice", lambda v, r: format_figure(v, r["unit"], c.kind)),
         Column("gain", "gain", lambda v, r: format_number(v, 3)),
         Column("pays_off", f"gain >= {c.threshold:g}", lambda v, r: "yes" if v else "no"),
     ]

@@ -121,11 +121,23 @@ def set_legend(fig: Figure, handles: list, labels: list[str], **kwargs) -> None:
         return
     renderer = fig.canvas.get_renderer()
     for ncols in range(min(len(labels), 8), 0, -1):
-        legend = fig.legend(handles, labels, title="mode", loc="outside lower center", ncols=ncols,
-                            frameon=False, columnspacing=1.4, **kwargs)
+        legend = _legend_below(fig, renderer, handles, labels, ncols, **kwargs)
         if ncols == 1 or legend.get_window_extent(renderer).width <= 0.98 * fig.bbox.width:
             return
         legend.remove()
+
+
+def _legend_below(fig: Figure, renderer, handles: list, labels: list[str], ncols: int, **kwargs):
+    """A legend below the panels, outside them: constrained layout's "outside" location (matplotlib 3.7 on);
+    before it (Debian 12's 3.6), the legend at the bottom and the layout's box above it."""
+    style = dict(title="mode", ncols=ncols, frameon=False, columnspacing=1.4, **kwargs)
+    try:
+        return fig.legend(handles, labels, loc="outside lower center", **style)
+    except ValueError:
+        legend = fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.0), **style)
+        share = min(0.5, legend.get_window_extent(renderer).height / fig.bbox.height + 0.01)
+        fig.get_layout_engine().set(rect=(0, share, 1, 1 - share))
+        return legend
 
 
 def rank_axis(ax, ranks: list[int], word: str = "GPU") -> None:

@@ -19,6 +19,7 @@ import pandas as pd
 from mpsbench_core.records import Result, params_text, results_of
 
 from .errors import AnalysisError
+from .energy import OBJECT_COLUMNS as ENERGY_OBJECT_COLUMNS
 from .legacy import upgraded_document
 from .rows import LATENCY_FIELDS, result_rows
 from .validate import SCHEMA_NAME, SCHEMA_VERSION, SUPPORTED_VERSIONS, load_document, schema
@@ -118,7 +119,7 @@ def load_results(paths: Iterable[str | Path]) -> ResultSet:
     _sizes_as_written(results)
     for column in _OPTIONAL_COUNTS:  # Python ints and None: pandas would make floats of them
         results[column] = pd.Series([row[column] for row in rows], index=results.index, dtype=object)
-    for column in ("tenants", "param_values", "collective_ok"):  # lists, dicts and True/False/None as they are
+    for column in ("tenants", "param_values", "collective_ok") + ENERGY_OBJECT_COLUMNS:  # lists, dicts, True/False/None
         results[column] = pd.Series([row[column] for row in rows], index=results.index, dtype=object)
     _check_duplicates(results)
     results["result_id"] = range(len(results))

@@ -30,11 +30,13 @@ from mpsbench_core.units import prefix_for, prefixed_unit, time_scale
 from .figure_layout import (BOX_ALPHA, at_size, device_word, devices_phrase, matplotlib, new_figure, nothing_to_plot,
                             plt, rank_axis, set_legend, set_title, size_title, sizes_of, slug, subject_name,
                             with_params)
+from .energy_plot import activity_figure, activity_figure_possible, energy_figure, energy_figure_possible
 from .latency_plot import latency_configs, latency_figure
 from .loader import ResultSet
 from .safe_write import OutputDirectory
 from .slowdown_plot import slowdown_figure, slowdown_figure_possible
 from .summary import gain_table, sort_rows
+from .tables import own_unit
 
 
 def _is_app(data) -> bool:
@@ -59,8 +61,8 @@ def throughput_figure(rs: ResultSet, kernel: str, precision: str, params: str | 
     handles: dict[str, object] = {}
     for ax, size in zip(axes, sizes):
         at = at_size(data, size)
-        factor, prefix = prefix_for(at["throughput_max"].max())
         unit = at["primary_unit"].iloc[0]
+        factor, prefix = (1.0, "") if own_unit(at["kind"].iloc[0], unit) else prefix_for(at["throughput_max"].max())
         for mode in modes:
             m = at[at["mode_label"] == mode].sort_values("ranks_per_gpu")
             if m.empty:
@@ -77,7 +79,9 @@ def throughput_figure(rs: ResultSet, kernel: str, precision: str, params: str | 
         ax.grid(True, alpha=0.3)
     labels = [m for m in modes if m in handles]
     set_legend(fig, [handles[m] for m in labels], [m + suffix.get(m, "") for m in labels])
-    what = "completed runs per second" if _is_app(data) else "throughput"
+    unit = data["primary_unit"].iloc[0]
+    what = ("throughput" if not _is_app(data) else "completed runs per second" if not own_unit("app", unit)
+            else f"the program's own figure ({unit})")
     set_title(fig, f"{name}: {what} vs ranks per {word}, aggregate over {devices}",
            "median of the repetitions; bars: min to max")
     return fig
@@ -235,8 +239,9 @@ def figure_makers(rs: ResultSet) -> list[tuple[str, Maker]]:
     write and close one figure at a time.
 
     Per kernel and precision (and params, when a kernel has them) and per application: throughput, MPS
-    gain (when mps and timeslice were both measured), per-rank times, and for a latency kernel a
-    latency-throughput figure per size; then, when the files hold a mix, the slowdown heatmap (stem
+    gain (when mps and timeslice were both measured), per-rank times, energy per unit of work and SM
+    activity (where the results have them: energy_plot.py), and for a latency kernel a latency-throughput
+    figure per size; then, when the files hold a mix, the slowdown heatmap (stem
     ``slowdown_mix``).  An application's stems name it after ``app`` (``throughput_app_NAME``).
     """
     out: list[tuple[str, Maker]] = []
@@ -254,6 +259,10 @@ def figure_makers(rs: ResultSet) -> list[tuple[str, Maker]]:
                         lambda k=kernel, p=precision, q=params: gain_figure(rs, k, p, params=q)))
         out.append((slug("rank-times", *name, *tail),
                     lambda k=kernel, p=precision, q=params: rank_time_figure(rs, k, p, q)))
+        for stem, possible, figure in (("energy", energy_figure_possible, energy_figure),
+                                       ("sm-active", activity_figure_possible, activity_figure)):
+            if possible(rs, kernel, precision, params):
+                out.append((slug(stem, *name, *tail), lambda k=kernel, p=precision, q=params, f=figure: f(rs, k, p, q)))
         for k, p, q, size in latency:
             if (k, p, q) == (kernel, precision, params):
                 out.append((slug("latency", *name, *tail, f"size-{size}"),

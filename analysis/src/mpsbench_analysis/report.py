@@ -1,8 +1,11 @@
-"""One self-contained HTML page per run: the verdict, context, the gains behind the verdict, plots, summary.
+"""One self-contained HTML page per run: the answer, context, the gains behind the verdict, plots, summary.
 
-The verdict comes first: the same sentences ``mpsbench-analyze verdict`` and mpsbench-sweep print, made
-from the same verdict objects (verdicts.py, core's one definition), then the tables of gains behind each
-(crossover.py).
+The answer comes first, one table (answer.py): per kernel and precision, farmed program and mix, the best
+ranks per GPU, the MPS gain, the crossover, the energy side and the verdict sentence, the same sentences
+``mpsbench-analyze verdict`` and mpsbench-sweep print, made from the same verdict objects (verdicts.py,
+core's one definition); then the context (the sweep command that made the file), the tables of gains
+behind each verdict (crossover.py), the figures (energy per unit of work and SM activity among them where
+the results have them) and the summary.
 
 Figures are embedded as base64 PNG so the page can be attached to a CI job
 or mailed without its directory; nothing is fetched when it is opened, and
@@ -21,14 +24,17 @@ from __future__ import annotations
 import base64
 import html
 import io
+import shlex
 from collections import Counter
 from typing import Any
 
 import matplotlib.pyplot as plt
 
+from mpsbench_core.mix import PROTECTED
 from mpsbench_core.modes import sort_key as mode_sort_key, style as mode_style
-from mpsbench_core.verdict import verdict_lines
 
+from .answer import answer_html
+from .energy import unavailable_note
 from .crossover import all_crossovers
 from .crossover_text import table_columns as crossover_columns
 from .errors import AnalysisError
@@ -55,24 +61,26 @@ table { border-collapse: collapse; margin: .5em 0 1.5em; font-size: .85em; }
 th, td { border: 1px solid #ddd; padding: .25em .5em; } td { white-space: nowrap; }
 th { background: #f3f3f3; vertical-align: bottom; }
 td.r { text-align: right; font-variant-numeric: tabular-nums; } td.l { text-align: left; }
+table.answer { font-size: .9em; width: 100%; } table.answer td { vertical-align: top; }
+table.answer td.verdict { white-space: normal; min-width: 24em; }
+table.answer td.what { white-space: normal; min-width: 8em; max-width: 16em; }
 dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .2em 1em; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 figure { margin: 1em 0 2em; } figure img { display: block; max-width: 100%; height: auto; }
 figcaption { color: #555; font-size: .85em; margin-top: .3em; }
 ul.modes { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .3em 1.5em; }
 ul.modes li { display: flex; align-items: center; gap: .4em; } ul.modes svg { flex: none; }
-.verdict { font-weight: 600; } .note { color: #666; }
-ul.verdicts { padding-left: 1.2em; } ul.verdicts li { margin: .3em 0; font-weight: normal; }
+.note { color: #666; } td.what { font-weight: 600; }
 @page { size: A4; margin: 12mm; }
 @media print {
   body { max-width: none; margin: 0; padding: 0; font-size: 10pt; }
   nav { display: none; }
   h2, h3 { break-after: avoid; page-break-after: avoid; }
   #plots, #summary { break-before: page; page-break-before: always; }
-  figure, tr, dl, .verdict, ul.modes { break-inside: avoid; page-break-inside: avoid; }
+  figure, tr, dl, ul.modes { break-inside: avoid; page-break-inside: avoid; }
   figure img { max-height: 240mm; width: auto; }
   .scroll { overflow: visible; }
-  table { font-size: 7.5pt; } th, td { padding: .15em .3em; } td { white-space: normal; }
+  table { font-size: 7pt; } th, td { padding: .1em .2em; } td { white-space: normal; }
   thead { display: table-header-group; }
   a { color: inherit; text-decoration: none; }
 }
@@ -116,6 +124,18 @@ def _extra_settings(c: dict[str, Any]) -> str:
     return out
 
 
+def command(c: dict[str, Any]) -> str:
+    """The command that made the file: the sweep's (``context.sweep.command``, shell-quoted as typed; files of
+    older sweeps: ``context.sweep.argv`` quoted), else mpsbench's own ``argv`` (a file of mpsbench alone)."""
+    sweep = c.get("sweep") if isinstance(c.get("sweep"), dict) else {}
+    if isinstance(sweep.get("command"), str) and sweep["command"].strip():
+        return sweep["command"]
+    argv = sweep.get("argv")
+    if isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv):
+        return shlex.join(argv)
+    return shlex.join(str(a) for a in c["argv"])
+
+
 def _context_html(name: str, c: dict[str, Any]) -> str:
     rows = [
         ("file", name), ("date (UTC)", c["date_utc"]),
@@ -128,7 +148,7 @@ def _context_html(name: str, c: dict[str, Any]) -> str:
                  f"cuBLAS {c['cuda']['cublas_version']}"),
         ("settings", f"min time {c['settings']['min_time_s']} s x {c['settings']['repetitions']} repetitions, "
                      f"seed {c['settings']['seed']}" + _extra_settings(c)),
-        ("command", " ".join(c["argv"])),
+        ("command", command(c)),
     ]
     return '<dl class="context">' + "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in rows) + "</dl>"
 
@@ -162,17 +182,14 @@ def _mode_key(labels: list[str]) -> str:
     return '<ul class="modes" aria-label="modes">' + "".join(items) + "</ul>"
 
 
-def _verdict_html(rs: ResultSet, threshold: float) -> str:
-    """The verdict lines of the run, each as the console says it, the subject in bold."""
-    items = []
-    for line in verdict_lines(file_verdicts(rs, threshold)):
-        subject, _, sentence = line.removeprefix("verdict: ").partition(": ")
-        items.append(f'<li class="verdict"><strong>{_esc(subject)}</strong>: {_esc(sentence)}</li>')
-    if not items:
-        return '<p class="note">No verdict: the files hold no kernel or application result.</p>'
+def _answer_html(rs: ResultSet, threshold: float) -> str:
+    """The answer table (answer.py): one row per verdict line, the sentence as the console says it."""
+    found = file_verdicts(rs, threshold)
+    if not found:
+        return '<p class="note">No verdict: the files hold no kernel, application or mix result.</p>'
     return (f'<p class="note">MPS pays off where its gain over timeslice is at least {threshold:g}x; at each size the '
-            "ranks per GPU where mps is fastest (mpsbench-analyze verdict prints these lines).</p>"
-            f'<ul class="verdicts">{"".join(items)}</ul>')
+            "ranks per GPU where mps is fastest (mpsbench-analyze verdict prints these sentences).</p>"
+            + answer_html(found, PROTECTED))
 
 
 def _crossover_html(rs: ResultSet, threshold: float) -> str:
@@ -202,10 +219,10 @@ def build_report(rs: ResultSet, threshold: float | None = None) -> str:
     threshold = threshold_for(rs, threshold)
     summary = summarize(rs)
     modes = sorted(set(rs.results["mode_label"]), key=mode_sort_key)
-    sections = ['<nav><a href="#verdict">Verdict</a><a href="#context">Context</a>'
+    sections = ['<nav><a href="#verdict">Answer</a><a href="#context">Context</a>'
                 '<a href="#crossover">Gains behind the verdict</a><a href="#plots">Plots</a>'
                 '<a href="#summary">Summary</a></nav>']
-    sections.append('<section id="verdict"><h2>Does MPS pay off?</h2>' + _verdict_html(rs, threshold) + "</section>")
+    sections.append('<section id="verdict"><h2>Does MPS pay off?</h2>' + _answer_html(rs, threshold) + "</section>")
     sections.append('<section id="context"><h2>Context</h2>'
                     + "".join(_context_html(n, c) for n, c in rs.contexts.items()) + "</section>")
     sections.append('<section id="crossover"><h2>The gains behind the verdict</h2>' + _crossover_html(rs, threshold)
@@ -233,12 +250,13 @@ def build_report(rs: ResultSet, threshold: float | None = None) -> str:
                        "interpolation)." if summary["latency_p99_s"].notna().any() else "")
                     + (" Kernel time and allreduce: per iteration, the median over the ranks; allreduce share: "
                        "of the iteration." if summary["collective_time_per_iteration_s"].notna().any() else "")
-                    + "</p>"]
-    # kernel and precision are the heading of each table, not two columns repeating it (print width)
-    for (kernel, precision), group in summary.groupby(["kernel", "precision"], sort=False):
-        # per table: the params, latency and collective columns only where its rows have them
-        columns = [c for c in summary_columns(group) if c.key not in ("kernel", "precision")]
-        summary_html.append(f"<h3>{_esc(kernel)} {_esc(precision)}</h3>{_table(group, columns)}")
+                    + (" " + unavailable_note(summary) if unavailable_note(summary) else "") + "</p>"]
+    # kernel, precision and params are the heading of each table, not columns repeating it (screen and print width)
+    for (kernel, precision, params), group in summary.groupby(["kernel", "precision", "params"], sort=False):
+        # per table: the latency, collective, energy and activity columns only where its rows have them
+        columns = [c for c in summary_columns(group) if c.key not in ("kernel", "precision", "params")]
+        title = f"{kernel} {precision}" + (f" ({params})" if params else "")
+        summary_html.append(f"<h3>{_esc(title)}</h3>{_table(group, columns)}")
     slowdown = slowdown_table(rs)
     if not slowdown.empty:
         summary_html.append(f'<h3 id="slowdown">Slowdown of mixed tenants</h3><p class="note">{_esc(SLOWDOWN_LEGEND)}'

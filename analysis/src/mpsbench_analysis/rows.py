@@ -13,6 +13,11 @@ walk over nested JSON, and asks ``kind`` (never a kernel name) what a row is:
 * the record's figures: ``speedup_vs_one_rank_per_gpu`` (an application's over one copy per GPU),
   ``jain_fairness``, ``verified`` (and measured), ``window_s``, ``aggregate`` and its noise and throttle
   counts (quality.quality_fields);
+* energy per unit of work and GPU activity of every kind (energy.py's columns: ``joules_per_unit``,
+  ``energy_unit``, ``sm_active``, ...);
+* an application's own: ``runs_per_hour``, ``startup_share`` (of a run spent starting up, with a program's
+  own figure), ``metric_method`` ("metric", "progress"; "" for runs per second), ``bind`` (its ``params``
+  are ``bind=core`` where its copies were pinned: core records.app_params);
 * version 2 and on: ``latency_*`` of ``latency.overall`` and ``latency_rank_p99_s``, ``iteration_time_s``
   (median over the ranks of their median), the ``collective_*`` columns with ``--allreduce`` and
   ``kernel_time_per_iteration_s`` (iteration minus collective time), ``tenants`` and ``tenant_count`` of a
@@ -28,9 +33,11 @@ import math
 from typing import Any
 
 from mpsbench_core import modes
-from mpsbench_core.records import params_text
+from mpsbench_core.records import Result, app_params, number, params_text
 from mpsbench_core.stats import coefficient_of_variation, median
+from mpsbench_core.verdict import startup_share
 
+from .energy import energy_columns
 from .quality import quality_fields
 
 #: The figures of a latency record (``latency.overall``, ``ranks[].latency_s``) and their columns.
@@ -44,7 +51,7 @@ _HANDLED = {
     "active_ranks", "devices", "iterations_per_repetition", "repetitions", "work_per_iteration",
     "primary_metric", "primary_unit", "window_s", "aggregate", "aggregate_cv", "speedup_vs_one_rank_per_gpu",
     "speedup_vs_one_copy_per_gpu", "jain_fairness", "verified", "max_rel_error", "ranks", "copies", "app",
-    "noise", "warmup", "clocks", "params", "latency", "collective", "tenants",
+    "noise", "warmup", "clocks", "params", "latency", "collective", "tenants", "energy", "gpu_activity", "timing",
 }
 #: Identity columns a rank row repeats from its record.
 RANK_IDENTITY = ("kind", "kernel", "precision", "size", "ranks_per_gpu", "mode", "mode_label", "params")
@@ -99,7 +106,8 @@ def _common(r: dict[str, Any], name: str, index: int, settings: dict[str, Any]) 
         "window_s": tuple(float(v) for v in r["window_s"]), "aggregate_cv": _number(r["aggregate_cv"]),
         "jain_fairness": _number(r["jain_fairness"]), "aggregate": r["aggregate"] or {},
         "mps_active_thread_percentage": _number(r.get("mps_active_thread_percentage")),
-        **quality_fields(r, samples, settings),
+        **quality_fields(r, samples, settings), **energy_columns(r),
+        "runs_per_hour": math.nan, "startup_share": math.nan, "metric_method": "", "bind": "",
     }
 
 
@@ -129,11 +137,19 @@ def _kernel_row(r: dict[str, Any], common: dict[str, Any]) -> dict[str, Any]:
 
 def _app_row(r: dict[str, Any], common: dict[str, Any]) -> dict[str, Any]:
     times = [float(c["run_time_s"]["median"]) for c in r["copies"] if c["run_time_s"] is not None]
+    app = r["app"]
+    metric = app.get("metric") if isinstance(app.get("metric"), dict) else {}
+    method = metric.get("method", metric.get("source"))
+    share = startup_share(Result.from_json(r)) if r["status"] == "ok" else None
+    runs_per_hour = number(app.get("runs_per_hour"))
     return {
-        **common, "kernel": r["app"]["name"], "precision": "", "size": None, "iterations_per_repetition": None,
+        **common, "kernel": app["name"], "precision": "", "size": None, "iterations_per_repetition": None,
         "speedup_vs_one_rank_per_gpu": _number(r["speedup_vs_one_copy_per_gpu"]), "max_rel_error": math.nan,
         "work_flop": math.nan, "work_byte": math.nan, "work_items": math.nan, "item_unit": "run",
-        "params": "", "param_values": {}, "iteration_time_s": median(times) if times else math.nan,
+        "runs_per_hour": math.nan if runs_per_hour is None else runs_per_hour,
+        "startup_share": math.nan if share is None else share, "metric_method": method if isinstance(method, str) else "",
+        "bind": app.get("bind") if isinstance(app.get("bind"), str) else "",
+        "params": app_params(r), "param_values": {}, "iteration_time_s": median(times) if times else math.nan,
         **_latency_columns(None), "latency_rank_p99_s": (), **_collective_columns(r, math.nan),
         "tenants": None, "tenant_count": None,
     }

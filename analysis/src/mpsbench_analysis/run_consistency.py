@@ -19,7 +19,7 @@ import math
 from typing import Any, Iterable
 
 from mpsbench_core import modes
-from mpsbench_core.records import app_name, kind_of, params_text
+from mpsbench_core.records import app_name, app_params, kind_of, params_text
 
 from .checks import SUM_TOL, short
 from .errors import AnalysisError
@@ -30,7 +30,7 @@ _SPEEDUPS = ("speedup_vs_one_rank_per_gpu", "speedup_vs_one_copy_per_gpu")
 def _subject(r: dict[str, Any]) -> tuple:
     kind = kind_of(r)
     if kind == "app":
-        return kind, app_name(r)
+        return kind, app_name(r), app_params(r)  # one copy per GPU at the same binding
     return kind, r["kernel"], r["precision"], r["size"], params_text(r.get("params"))
 
 

@@ -16,7 +16,12 @@ Definitions (all on the median of the primary aggregate throughput):
 
 Applications (kind ``app``) are rows like kernels': their name in the kernel column (headed
 "kernel/app", or "app" when there is nothing else), no precision or size, copies per GPU as the ranks
-per GPU, runs per second as the throughput and the speedup over one copy per GPU.
+per GPU, runs per second as the throughput and the speedup over one copy per GPU.  One measured in its
+own unit (``metric_per_s``: ns/day, it/s) shows that figure without SI prefixes, and its runs per hour
+and the share of a run spent starting up beside it; its binding (``bind=core``) is its params.
+
+Energy and GPU activity (energy.py), where some row has them: energy per unit of work of the primary
+figure (J/TFLOP, J/GB, J/request, J/run, J per program unit) and the SM activity in percent (NVML GPM).
 
 Schema version 2 adds columns that appear in the table only when some row
 has them (CSV and JSON always have them): ``params`` (the kernel's
@@ -24,9 +29,11 @@ parameters, ``hidden=2048,layers=4``), the request latency of latency
 kernels (``latency.overall`` p50, p95 and p99: per mode and ranks per GPU,
 as every row), and with ``--allreduce`` the time per iteration of the kernel
 itself next to the collective's and its share of the iteration.  A mix
-(kind ``mix``) is one row with the aggregate of all its tenants; how much
-each tenant slowed down is a table of its own under the summary
-(slowdown.py).
+(kind ``mix``) is one row with the aggregate of all its tenants and no gain
+over timeslice (an aggregate gain hides a starved tenant: plain MPS may add
+FLOP/s while it slows the latency tenant 200x); how much each tenant slowed
+down is a table of its own under the summary (slowdown.py), and its verdict
+speaks per tenant (core mix.py).
 """
 
 from __future__ import annotations
@@ -38,11 +45,12 @@ import pandas as pd
 
 from mpsbench_core.modes import sort_key as mode_sort_key
 
+from .energy import COLUMNS as ENERGY_COLUMNS, has_activity, has_energy, per_unit_text, percent_text, unavailable_note
 from .loader import ResultSet
 from .quality import LEGEND, mark_tokens, marks_text
 from .slowdown import LEGEND as SLOWDOWN_LEGEND, slowdown_table, table_columns as slowdown_columns
-from .tables import Column, json_records, render
-from mpsbench_core.units import format_number, format_percent, format_seconds, format_si
+from .tables import Column, format_figure, json_records, render
+from mpsbench_core.units import format_count, format_number, format_percent, format_seconds
 
 #: A configuration apart from its mode (params last: "" for kernels without and in version-1 files).
 GROUP = ["kind", "kernel", "precision", "size", "ranks_per_gpu", "params"]
@@ -89,6 +97,8 @@ def summarize(rs: ResultSet) -> pd.DataFrame:
         "iteration_time_s": r["iteration_time_s"], "kernel_time_per_iteration_s": r["kernel_time_per_iteration_s"],
         "collective_time_per_iteration_s": r["collective_time_per_iteration_s"],
         "collective_fraction": r["collective_fraction"], "collective_bytes": r["collective_bytes"],
+        "runs_per_hour": r["runs_per_hour"], "startup_share": r["startup_share"], "metric_method": r["metric_method"],
+        **{c: r[c] for c in ENERGY_COLUMNS},
     })
     # ranks of different tenants do different work: a mix's Jain index (written as 1) says nothing
     df.loc[df["kind"] == "mix", "jain_fairness"] = math.nan
@@ -98,6 +108,8 @@ def summarize(rs: ResultSet) -> pd.DataFrame:
     timeslice = df[df["mode"] == "timeslice"].set_index(GROUP)["throughput"]
     ts = [timeslice.get(tuple(k), math.nan) for k in df[GROUP].itertuples(index=False)]
     df["gain_vs_timeslice"] = df["throughput"] / pd.Series(ts, index=df.index, dtype=float)
+    # a mix's aggregate against timeslice hides a starved tenant: its verdict and slowdown table speak per tenant
+    df.loc[df["kind"] == "mix", "gain_vs_timeslice"] = math.nan
     single = df[df["ranks_per_gpu"] == 1].groupby(["kind", "kernel", "precision", "params", "mode"])["throughput"].max()
     best = [single.get((c, k, p, q, m), math.nan)
             for c, k, p, q, m in zip(df["kind"], df["kernel"], df["precision"], df["params"], df["mode"])]
@@ -131,7 +143,8 @@ def gain_table(rs: ResultSet, mode: str = "mps") -> pd.DataFrame:
 
 
 def _si(value: float, row: pd.Series) -> str:
-    return format_si(value, row["unit"])
+    """SI prefixes for the kernels' units and runs/s; a program's own unit as it is (5,882 ns/day)."""
+    return format_figure(value, row["unit"], row["kind"])
 
 
 def _ratio(value: float, row: pd.Series) -> str:
@@ -173,6 +186,11 @@ def columns(df: pd.DataFrame | None = None) -> list[Column]:
     params = [Column("params", "params", left=True)] if _has(df, "params") else []
     latency = ([Column(f"latency_{p}_s", f"{p} latency", _seconds) for p in ("p50", "p95", "p99")]
                if _has(df, "latency_p99_s") else [])
+    own = _has(df, "startup_share") or (df is not None and "metric_method" in df and bool((df["metric_method"] != "").any()))
+    app_figures = ([Column("runs_per_hour", "runs/hour", lambda v, r: format_count(v, "").strip()),
+                    Column("startup_share", "start-up", lambda v, r: format_percent(v))] if own else [])
+    energy = [Column("joules_per_unit", "energy/unit", per_unit_text)] if has_energy(df) else []
+    energy += [Column("sm_active", "SM active", percent_text)] if has_activity(df) else []
     collective = ([Column("kernel_time_per_iteration_s", "kernel time", _seconds),
                    Column("collective_time_per_iteration_s", "allreduce", _seconds),
                    Column("collective_fraction", "allreduce share", lambda v, r: format_percent(v))]
@@ -185,8 +203,10 @@ def columns(df: pd.DataFrame | None = None) -> list[Column]:
         Column("ranks_per_gpu", "copies/gpu" if _only_apps(df) else "ranks/gpu"),
         Column("mode", "mode", left=True),
         Column("throughput", "throughput", _si),
+        *app_figures,
         *latency,
         *collective,
+        *energy,
         Column("cv", "cv", lambda v, r: format_percent(v)),
         Column("noise", "noise", lambda v, r: format_percent(v, 2)),
         Column("speedup", "speedup", _ratio),
@@ -206,7 +226,8 @@ def csv_columns() -> list[Column]:
             "noise_limit", "noisy", "noise_source", "clock_source", "throttled_repetitions",
             "discarded_repetitions", "marks", "params", "latency_p50_s", "latency_p95_s", "latency_p99_s",
             "latency_count", "iteration_time_s", "kernel_time_per_iteration_s", "collective_time_per_iteration_s",
-            "collective_fraction", "collective_bytes"]
+            "collective_fraction", "collective_bytes", "runs_per_hour", "startup_share", "metric_method",
+            *ENERGY_COLUMNS]
     return [Column(k, k) for k in keys]
 
 
@@ -236,6 +257,8 @@ def render_summary(df: pd.DataFrame, fmt: str, slowdown: pd.DataFrame | None = N
             out.update(slowdown_legend=SLOWDOWN_LEGEND, slowdown=json_records(slowdown, TABLE_COLUMNS))
         return json.dumps(out, indent=1) + "\n"
     text = render(df, columns(df), fmt, group_by=["kind", "kernel", "precision", "params", "size"]) + "\n" + LEGEND + "\n"
+    note = unavailable_note(df)
+    text += note + "\n" if note else ""
     if extra:
         title = "Slowdown of mixed tenants"
         head = f"\n### {title}\n\n" if fmt == "markdown" else f"\n{title.lower()}:\n"

@@ -18,7 +18,20 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from mpsbench_core.units import format_count, format_si
+
 FORMATS = ("table", "csv", "markdown", "json")
+
+
+def own_unit(kind: str, unit: str) -> bool:
+    """Whether a figure is in a program's own unit (an application's other than run/s): shown without SI
+    prefixes, which read badly on 'ns/day' or 'steps/s'."""
+    return kind == "app" and unit != "run/s"
+
+
+def format_figure(value: Any, unit: str, kind: str = "kernel") -> str:
+    """A throughput for people: '48.2 TFLOP/s' (SI), '5,882 ns/day' (a program's own unit); '-' when missing."""
+    return format_count(value, unit) if own_unit(kind, unit) else format_si(value, unit)
 
 
 def _plain(value: Any, row: pd.Series) -> str:

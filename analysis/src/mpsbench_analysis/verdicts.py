@@ -11,9 +11,11 @@ thresholds need ``--threshold`` (one verdict has one threshold).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from mpsbench_core.verdict import GAIN_THRESHOLD, AppVerdict, KernelVerdict, verdict_lines, verdicts
+from mpsbench_core.sweep_settings import recorded_threshold
+from mpsbench_core.verdict import GAIN_THRESHOLD, Verdict, verdict_lines, verdicts
 
 from .errors import AnalysisError
 from .loader import ResultSet
@@ -23,18 +25,21 @@ RECORDED = "context.sweep.gain_threshold"
 
 
 def _recorded(context: dict[str, Any], name: str) -> float | None:
+    """The threshold one file's run recorded, as core reads it (sweep_settings.recorded_threshold, the
+    sweep's own definition); None where it recorded none.  A recorded value core would not use (not a finite
+    positive number) is refused here, naming the field, rather than silently replaced by the default."""
     sweep = context.get("sweep")
     if not isinstance(sweep, dict) or "gain_threshold" not in sweep:
         return None
     value = sweep["gain_threshold"]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not value > 0:
         raise AnalysisError(f"expected a positive number, got {value!r}", name, RECORDED)
-    return float(value)
+    return recorded_threshold({"context": context})
 
 
-def recorded_threshold(rs: ResultSet) -> float | None:
-    """The gain threshold the files' runs recorded; None when none did.  Raises AnalysisError when one
-    is not a positive number, or two files recorded different ones."""
+def files_threshold(rs: ResultSet) -> float | None:
+    """The gain threshold the files' runs recorded (core's recorded_threshold per file); None when none did.
+    Raises AnalysisError when one is not a positive number, or two files recorded different ones."""
     found: dict[float, str] = {}
     for name, context in rs.contexts.items():
         value = _recorded(context, name)
@@ -51,12 +56,13 @@ def threshold_for(rs: ResultSet, given: float | None = None) -> float:
     """``given``, else the recorded threshold, else GAIN_THRESHOLD."""
     if given is not None:
         return given
-    recorded = recorded_threshold(rs)
+    recorded = files_threshold(rs)
     return GAIN_THRESHOLD if recorded is None else recorded
 
 
-def file_verdicts(rs: ResultSet, threshold: float | None = None) -> list[KernelVerdict | AppVerdict]:
-    """One verdict per kernel (precision, params) and application of the files, as core gives them."""
+def file_verdicts(rs: ResultSet, threshold: float | None = None) -> list[Verdict]:
+    """One verdict per kernel (precision, params), application (binding) and mix of the files, as core gives
+    them."""
     return verdicts(rs.records(), threshold_for(rs, threshold))
 
 

@@ -1,0 +1,191 @@
+"""Energy per unit of work and SM activity (issue 27): read, checked, shown in summary, verdict, compare, plots.
+
+The fixture: conftest's sweep with energy per TFLOP 0.5 J in timeslice and 0.4 J in mps (0.8x), SM activity
+40% in timeslice and 80% in mps; its figures are derived from the work of the kept repetitions
+(energy_builder), so they agree as the checks require.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+
+import pytest
+
+import builder
+import energy_builder as eb
+from conftest import sweep_results
+from fuzzing import run_cli
+from mpsbench_analysis import AnalysisError, load_results
+from mpsbench_analysis.plots import figure_makers
+
+TFLOP = 1e12
+J_TIMESLICE, J_MPS = 0.5 / TFLOP, 0.4 / TFLOP
+
+
+def metered(per_unit=None, activity=None) -> list[dict]:
+    out = []
+    for r in sweep_results():
+        mps = r["mode"] != "timeslice"
+        r = eb.with_energy(r, (per_unit or {}).get(r["mode"], J_MPS if mps else J_TIMESLICE))
+        out.append(eb.with_activity(r, (activity or {}).get(r["mode"], 80.0 if mps else 40.0), gpus=2))
+    return out
+
+
+@pytest.fixture
+def energy_file(tmp_path: Path) -> Path:
+    return builder.write(tmp_path / "energy.json", builder.document(metered()))
+
+
+def refused(tmp_path: Path, mutate, field: str, message: str) -> None:
+    records = metered()
+    mutate(records[3])  # matmul 256 mps k=1
+    path = builder.write(tmp_path / "bad.json", builder.document(records))
+    with pytest.raises(AnalysisError) as exc:
+        load_results([path])
+    assert exc.value.field == f"results[3].{field}", str(exc.value)
+    assert message in str(exc.value), str(exc.value)
+
+
+def test_rows_have_the_figures(energy_file: Path) -> None:
+    r = load_results([energy_file]).results
+    mps = r[(r["mode_label"] == "mps") & (r["kernel"] == "matmul") & (r["size"] == 256) & (r["ranks_per_gpu"] == 4)]
+    row = mps.iloc[0]
+    assert (row["energy_available"], row["energy_unit"], row["sm_active"]) == (True, "FLOP", 80.0)
+    assert math.isclose(row["joules_per_unit"], J_MPS)
+    # joules = 0.4 J/TFLOP x the work: 5 repetitions of 10 iterations x 4 ranks x 2 GFLOP
+    assert math.isclose(row["joules"], 0.4 * 5 * 10 * 4 * 2e9 / TFLOP)
+
+
+def test_summary_shows_energy_per_tflop_and_sm_active(energy_file: Path, capsys) -> None:
+    code, out, _ = run_cli(["summary", str(energy_file)])
+    assert code == 0
+    header = out.splitlines()[0]
+    assert "energy/unit" in header and "SM active" in header
+    row = next(line for line in out.splitlines() if line.split()[:5] == ["matmul", "fp32", "256", "4", "mps"])
+    assert "0.400 J/TFLOP" in row and "80.0%" in row
+    code, csv, _ = run_cli(["summary", "--format", "csv", str(energy_file)])
+    assert "joules_per_unit" in csv.splitlines()[0] and "sm_active" in csv.splitlines()[0]
+
+
+def test_no_energy_no_columns(sweep_file: Path) -> None:
+    code, out, _ = run_cli(["summary", str(sweep_file)])
+    assert code == 0 and "energy/unit" not in out and "SM active" not in out
+
+
+def test_verdict_adds_the_energy_side(energy_file: Path) -> None:
+    code, out, _ = run_cli(["verdict", str(energy_file)])
+    first = out.splitlines()[0]
+    # matmul: largest gain 4.8 / 2.4 = 2.00x at 256 (k=4); 0.4 / 0.5 = 0.80x at every size
+    assert first.endswith("MPS at k=4 (size 256): 2.00x the throughput at 0.80x the energy per TFLOP; energy per "
+                          "TFLOP mps/timeslice by size: 256 0.80x, 1024 0.80x, 4096 0.80x"), first
+
+
+def test_unavailable_energy_reads_as_no_figure(tmp_path: Path) -> None:
+    records = [eb.without_energy(r) for r in sweep_results()]
+    rs = load_results([builder.write(tmp_path / "cpu.json", builder.document(records))])
+    assert rs.results["joules_per_unit"].isna().all() and not rs.results["energy_available"].any()
+    assert set(rs.results["energy_reason"]) == {"the CPU device: no GPU energy counter"}
+
+
+def test_unavailable_energy_is_shown_as_unavailable_with_its_reason(tmp_path: Path) -> None:
+    """available: false is no figure and no zero: the cells say unavailable, one line under the table why."""
+    records = [eb.without_energy(r) for r in sweep_results()]
+    records[0] = eb.without_energy(records[0], "no permission")
+    path = builder.write(tmp_path / "cpu.json", builder.document(records))
+    code, out, _ = run_cli(["summary", str(path)])
+    assert code == 0 and "energy/unit" in out and "SM active" in out
+    rows = [line for line in out.splitlines()[1:] if " timeslice " in line or " mps " in line]  # [0]: header
+    assert rows and all(line.count("unavailable") == 2 for line in rows), out
+    n = len(records)
+    assert (f"energy unavailable: no permission (1 result); the CPU device: no GPU energy counter ({n - 1} results). "
+            f"SM activity unavailable: no permission (1 result); the CPU device: no GPU energy counter "
+            f"({n - 1} results).") in out, out
+    assert " 0.0%" not in out and " 0 J" not in out
+
+
+def test_no_energy_object_no_energy_columns(tmp_path: Path) -> None:
+    path = builder.write(tmp_path / "old.json", builder.document(sweep_results()))
+    code, out, _ = run_cli(["summary", str(path)])
+    assert code == 0 and "energy/unit" not in out and "unavailable" not in out
+
+
+@pytest.mark.parametrize("mutate, field, message", [
+    (lambda r: r["energy"].update(joules=0.0), "energy.joules", "expected a number above 0"),
+    (lambda r: r["energy"].update(joules_per_unit=r["energy"]["joules_per_unit"] * 1e12), "energy.joules_per_unit",
+     "disagrees with joules / the work"),
+    (lambda r: r["energy"].update(mean_power_w=r["energy"]["mean_power_w"] * 2), "energy.mean_power_w",
+     "disagrees with joules / span_s"),
+    (lambda r: r.update(energy={"available": False}), "energy.reason", "no reason"),
+    (lambda r: r.update(energy={"available": False, "reason": "no meter", "joules": 0}), "energy.joules",
+     "the figure is not available"),
+    (lambda r: r.update(energy={"available": "yes"}), "energy.available", "expected true or false"),
+    (lambda r: r.update(energy=[1]), "energy", "expected an object"),
+    (lambda r: r["energy"].pop("joules"), "energy.joules", "no joules"),
+    (lambda r: r["energy"].update(joules_per_unit=None), "energy.joules_per_unit", "no per_unit_reason"),
+    (lambda r: r["energy"].update(work_unit="run"), "energy.work_unit", "does its work in 'FLOP'"),
+    (lambda r: r["energy"].update(uncertainty=-1), "energy.uncertainty", "at least 0"),
+    (lambda r: r["gpu_activity"].update(sm_active=130.0), "gpu_activity.sm_active", "at most 100"),
+    (lambda r: r["gpu_activity"].update(sm_active=99.0), "gpu_activity.sm_active", "a mean lies between"),
+    (lambda r: r.update(gpu_activity={"available": True}), "gpu_activity.sm_active", "no figure"),
+    (lambda r: r.update(gpu_activity={"available": False, "reason": "x", "sm_active": 0}), "gpu_activity.sm_active",
+     "not available"),
+])
+def test_energy_that_contradicts_itself_is_refused(tmp_path: Path, mutate, field: str, message: str) -> None:
+    refused(tmp_path, mutate, field, message)
+
+
+def test_a_span_other_than_the_windows_is_checked_at_the_repetitions_rates(tmp_path: Path) -> None:
+    """Metered over an extra stretch of 2 s: the work is that of 2 s at the repetitions' rates."""
+    r = sweep_results()[0]
+    samples = r["aggregate"]["flop_per_s"]["samples"]
+    joules = 100.0
+    ok = copy.deepcopy(r)
+    ok["energy"] = {"available": True, "joules": joules, "joules_per_unit": joules / (2.0 * samples[2]),
+                    "mean_power_w": 50.0, "span_s": 2.0, "uncertainty": 1.0, "method": "counter"}
+    load_results([builder.write(tmp_path / "ok.json", builder.document([ok]))])
+    bad = copy.deepcopy(ok)
+    bad["energy"]["joules_per_unit"] = joules / (2.0 * max(samples)) * 0.9  # more work than the fastest rate gives
+    with pytest.raises(AnalysisError, match="disagrees with joules / the work of the kept repetitions: over span_s"):
+        load_results([builder.write(tmp_path / "bad.json", builder.document([bad]))])
+
+
+def test_compare_notes_more_energy_and_never_fails_the_gate(tmp_path: Path) -> None:
+    base = builder.write(tmp_path / "base.json", builder.document(metered()))
+    worse = metered(per_unit={"mps": J_MPS * 1.2})  # +20% per TFLOP in mps, same throughput
+    new = builder.write(tmp_path / "new.json", builder.document(worse))
+    code, out, _ = run_cli(["compare", str(base), str(new)])
+    assert code == 0 and out.rstrip().endswith("gate: pass (exit 0)"), out
+    assert "energy per unit of work (notes, never fail the gate" in out
+    notes = [line for line in out.splitlines() if "more energy per unit of work" in line]
+    assert len(notes) == 13 and all("0.400 J/TFLOP -> 0.480 J/TFLOP" in n and "+20.0%" in n for n in notes), notes
+    gone = [eb.without_energy(r, "no mpsbench-meter") if r["mode"] == "mps" else r for r in metered()]
+    code, out, _ = run_cli(["compare", str(base), str(builder.write(tmp_path / "gone.json", builder.document(gone)))])
+    assert code == 0 and out.count("no energy figure in NEW: no mpsbench-meter") == 13, out
+    code, out, _ = run_cli(["compare", str(base), str(base)])
+    assert "energy per unit of work" not in out
+
+
+def test_figures_of_energy_and_sm_activity(energy_file: Path, sweep_file: Path) -> None:
+    stems = [stem for stem, _ in figure_makers(load_results([energy_file]))]
+    assert {"energy_matmul_fp32", "sm-active_matmul_fp32", "energy_nbody_fp32", "sm-active_nbody_fp32"} <= set(stems)
+    assert not [s for s, _ in figure_makers(load_results([sweep_file])) if s.startswith(("energy", "sm-active"))]
+    import matplotlib.pyplot as plt
+    from mpsbench_core.modes import style
+    rs = load_results([energy_file])
+    fig = dict(figure_makers(rs))["energy_matmul_fp32"]()
+    try:
+        ax = fig.axes[0]
+        assert ax.get_ylabel() == "energy per unit of work [J/TFLOP]"
+        lines = {line.get_label(): line for line in ax.get_lines()}
+        assert lines["mps"].get_color() == style("mps").color and lines["mps"].get_marker() == style("mps").marker
+        assert list(lines["mps"].get_ydata()) == pytest.approx([0.4, 0.4, 0.4])
+    finally:
+        plt.close(fig)
+    fig = dict(figure_makers(rs))["sm-active_nbody_fp32"]()
+    try:
+        assert list(fig.axes[0].get_lines()[0].get_ydata()) == [40.0, 40.0]  # timeslice first, at k = 1, 4
+        assert fig.axes[0].get_ylim() == (0.0, 100.0)
+    finally:
+        plt.close(fig)
