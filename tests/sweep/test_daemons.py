@@ -107,16 +107,15 @@ if __name__ == "__main__":
 
 class ParallelTests(unittest.TestCase):
     """The sweep's tests run in parallel (one ctest test per module): a daemon another test started is not this
-    test's foreign daemon, while a daemon without a test's mark (every real one) always is."""
+    test's foreign daemon, while a daemon without a test's mark (every real one) always is. The processes started
+    here carry a mark: an unmarked one would be every parallel test's foreign daemon."""
 
-    def test_another_tests_daemon_is_skipped_an_unmarked_one_is_not(self):
+    def test_another_tests_daemon_is_skipped_its_own_is_found(self):
         from mpsbench_sweep.daemon import mps_daemon
         started = []
         try:
-            for tag in ("other-test", "this-test", None):
-                env = {k: v for k, v in os.environ.items() if k != "SWEEP_TEST_TAG"}
-                if tag:
-                    env["SWEEP_TEST_TAG"] = tag
+            for tag in ("other-test", "this-test"):
+                env = dict(os.environ, SWEEP_TEST_TAG=tag, CUDA_MPS_PIPE_DIRECTORY=f"/nonexistent/{tag}")
                 started.append(subprocess.Popen(["nvidia-cuda-mps-control", "-d", "-c", "import time; time.sleep(60)"],
                                                 executable=sys.executable, env=env))
             time.sleep(0.3)
@@ -130,14 +129,24 @@ class ParallelTests(unittest.TestCase):
                     del os.environ["SWEEP_TEST_TAG"]
                 else:
                     os.environ["SWEEP_TEST_TAG"] = saved
-            self.assertEqual(found, {pids[1], pids[2]})
-            os.environ.pop("SWEEP_TEST_TAG", None)
-            try:
-                self.assertEqual({f["pid"] for f in mps_daemon.find_foreign()} & set(pids), set(pids))
-            finally:
-                if saved is not None:
-                    os.environ["SWEEP_TEST_TAG"] = saved
+            self.assertEqual(found, {pids[1]})
         finally:
             for p in started:
                 p.kill()
                 p.wait()
+
+    def test_an_unmarked_process_is_never_another_tests(self):
+        from mpsbench_sweep.daemon import mps_daemon
+        saved = os.environ.get("SWEEP_TEST_TAG")
+        try:
+            os.environ["SWEEP_TEST_TAG"] = "this-test"
+            self.assertFalse(mps_daemon._another_tests({b"PATH": b"/usr/bin"}))
+            self.assertFalse(mps_daemon._another_tests(None))  # environment unreadable: another user's
+            self.assertFalse(mps_daemon._another_tests({b"SWEEP_TEST_TAG": b"this-test"}))
+            self.assertTrue(mps_daemon._another_tests({b"SWEEP_TEST_TAG": b"other-test"}))
+            del os.environ["SWEEP_TEST_TAG"]  # a sweep outside the tests skips nothing
+            self.assertFalse(mps_daemon._another_tests({b"SWEEP_TEST_TAG": b"other-test"}))
+        finally:
+            os.environ.pop("SWEEP_TEST_TAG", None)
+            if saved is not None:
+                os.environ["SWEEP_TEST_TAG"] = saved

@@ -160,7 +160,10 @@ class MemoryLimits(SweepTestCase):
         r = self.sweep(self.fake_args("--mem-limits", "8G,512mb,2g", "--gpus-per-node", "2",
                                       modes="timeslice,mps,mps-mem", ranks="1,2"),
                        FAKE_JOB_GPUS="2", FAKE_JOB_ENV_LOG=os.path.join(self.tmp, "env.log"),
-                       FAKE_MPS_SPAWN_SERVER="1")
+                       FAKE_MPS_SPAWN_SERVER="1",
+                       # The ordinals a rank enumerates: two, as on the fake's node, also where a real
+                       # nvidia-smi would count this machine's GPUs (the GPU machine runs these tests too).
+                       CUDA_VISIBLE_DEVICES="0,1")
         self.assertEqual(r.returncode, 0, r.stderr)
         seen = [(e["mode"], e["env"].get("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), e["argv"][e["argv"].index("--mode") + 1])
                 for e in self.env_log()]
