@@ -93,10 +93,13 @@ bool stretch_more(const MeasureSettings& settings, double stretched_s, double wi
 
 void run_stretch(Team& team, int instance, IterationRunner& runner, std::int64_t count,
                  const MeasureSettings& settings) {
-  double own = 0, stretched = 0, window = team.window;
-  for (int b = 0; stretch_more(settings, stretched, window, b); ++b) {
-    window = timed_window(team, instance, runner, count, &own);
+  // The repetitions to come are estimated from the shortest window seen, not the latest: one slow batch
+  // would otherwise end the stretch early and leave the metered span short of energy_min_span_s.
+  double own = 0, stretched = 0, shortest = team.window;
+  for (int b = 0; stretch_more(settings, stretched, shortest, b); ++b) {
+    const double window = timed_window(team, instance, runner, count, &own);
     stretched += window;
+    shortest = std::min(shortest, window);
   }
 }
 

@@ -32,8 +32,9 @@ struct Calibrated {
 Calibrated calibrate_and_warm_up(Team& team, int instance, IterationRunner& runner, const MeasureSettings& settings);
 
 // The extra metered stretch before the repetitions (--energy-min-span): after `stretched_s` of
-// stretch (the sum of its batches' windows) with `window_s` the latest batch's window, whether another
-// batch is needed so that, with the fewest repetitions the rule keeps, the metered work lasts at least
+// stretch (the sum of its batches' windows) with `window_s` the shortest window so far (the warm-up's
+// last, the stretch's), whether another batch is needed so that, with the fewest repetitions the rule
+// keeps, the metered work lasts at least
 // energy_min_span_s. Never without the option; never past kMaxStretchBatches batches. Pure: every rank
 // sees the same reduced windows and decides alike. Run before the repetitions, not after them, so that
 // verification still checks a timed repetition's outputs.
