@@ -66,7 +66,7 @@ def energy_figure(rs: ResultSet, kernel: str, precision: str, params: str | None
     labels = [m for m in sorted(handles, key=mode_sort_key)]
     set_legend(fig, [handles[m] for m in labels], [m + suffix.get(m, "") for m in labels])
     set_title(fig, f"{subject_name(kernel, precision, params)}: energy per unit of work vs ranks per {word}, "
-              f"all {devices}", "lower is better; joules over the kept repetitions / their work")
+              f"joules of {devices}", "lower is better; joules over the kept repetitions / their work")
     return fig
 
 

@@ -62,7 +62,8 @@ th, td { border: 1px solid #ddd; padding: .25em .5em; } td { white-space: nowrap
 th { background: #f3f3f3; vertical-align: bottom; }
 td.r { text-align: right; font-variant-numeric: tabular-nums; } td.l { text-align: left; }
 table.answer { font-size: .9em; width: 100%; } table.answer td { vertical-align: top; }
-table.answer td.verdict { white-space: normal; min-width: 24em; }
+table.answer td.l { white-space: normal; max-width: 12em; } table.answer td.r { white-space: nowrap; }
+table.answer td.verdict { white-space: normal; min-width: 28em; max-width: none; }
 table.answer td.what { white-space: normal; min-width: 8em; max-width: 16em; }
 dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .2em 1em; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
@@ -82,6 +83,7 @@ ul.modes li { display: flex; align-items: center; gap: .4em; } ul.modes svg { fl
   .scroll { overflow: visible; }
   table { font-size: 7pt; } th, td { padding: .1em .2em; } td { white-space: normal; }
   thead { display: table-header-group; }
+  table.answer td.verdict { min-width: 0; } table.answer td.what { min-width: 0; }
   a { color: inherit; text-decoration: none; }
 }
 """

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import pandas as pd
 
@@ -151,6 +152,13 @@ def _ratio(value: float, row: pd.Series) -> str:
     return format_number(value, 2)
 
 
+def _size(value: Any, row: pd.Series) -> str:
+    """A mix has no size (its tenants have theirs, in its name): '-', not the 0 mpsbench writes."""
+    if row.get("kind") == "mix" or value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return str(value)
+
+
 def _seconds(value: float, row: pd.Series) -> str:
     return format_seconds(value)
 
@@ -199,7 +207,7 @@ def columns(df: pd.DataFrame | None = None) -> list[Column]:
         Column("kernel", subject_header(df), left=True),
         Column("precision", "precision", lambda v, r: v or "-", left=True),
         *params,
-        Column("size", "size"),
+        Column("size", "size", _size),
         Column("ranks_per_gpu", "copies/gpu" if _only_apps(df) else "ranks/gpu"),
         Column("mode", "mode", left=True),
         Column("throughput", "throughput", _si),
