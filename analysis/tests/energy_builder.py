@@ -58,7 +58,7 @@ def with_activity(record: dict[str, Any], sm_active: float, sm_occupancy: float 
     per_gpu = []
     for g in range(gpus):
         shift = (g - (gpus - 1) / 2) if gpus > 1 else 0.0
-        per_gpu.append({"host": "node1", "uuid": f"GPU-{g}", **{k: min(100.0, max(0.0, v + shift))
+        per_gpu.append({"available": True, "host": "node1", "uuid": f"GPU-{g}", **{k: min(100.0, max(0.0, v + shift))
                                                                    for k, v in figures.items()}})
     out["gpu_activity"] = {"available": True, **figures, "per_gpu": per_gpu}
     return out

@@ -118,9 +118,11 @@ class Energy:
         if obj.get("available") is not True or joules is None:
             return cls(False, reason or ("not available" if obj.get("available") is not True else "no joules"))
         work = r.get("work_per_iteration")
+        written = obj.get("unit")  # mpsbench writes "J/FLOP", the sweep work_unit "FLOP"
+        written = written[2:] if isinstance(written, str) and written.startswith("J/") and written[2:] else None
         unit = obj.get("work_unit") if isinstance(obj.get("work_unit"), str) and obj.get("work_unit") else \
-            work_unit(r.get("primary_metric"), r.get("primary_unit"),
-                      work.get("item_unit") if isinstance(work, Mapping) else None)
+            written or work_unit(r.get("primary_metric"), r.get("primary_unit"),
+                                 work.get("item_unit") if isinstance(work, Mapping) else None)
         method = obj.get("method")
         return cls(True, reason, joules, _positive(obj.get("joules_per_unit")), unit, _positive(obj.get("mean_power_w")),
                    _positive(obj.get("span_s")), _nonneg(obj.get("uncertainty")),

@@ -10,8 +10,9 @@ energy
     ``mean_power_w`` null or absent): never a zero passing as a figure;
   * available: ``joules`` a positive number (a zero is no measurement); ``mean_power_w`` and ``span_s`` positive
     (or null); ``uncertainty`` >= 0 (or null); ``method`` and ``work_unit`` strings (or null);
-  * ``mean_power_w`` x ``span_s`` = ``joules`` within POWER_TOL (mean power is joules over the span; a writer
-    that averages the powers of several spans of about equal length lands within it);
+  * ``mean_power_w`` x the kept window time (Σ ``window_s``: mpsbench's joules are each GPU's mean power
+    over its metered span times the kept windows, summed) or x ``span_s`` (a writer whose span is the
+    window, the sweep's) = ``joules`` within POWER_TOL;
   * ``joules_per_unit`` positive, or null with a ``per_unit_reason`` (a program's figure that is no rate of
     work); its unit, ``work_unit`` where given, the primary figure's (core energy.work_unit: FLOP, B, the
     item's unit, run, the X of a program's X per time unit);
@@ -131,9 +132,13 @@ def check_energy(r: dict[str, Any], name: str, where: str) -> None:
     _optional(e, "uncertainty", name, where, 0.0, strict=False)
     _string(e, "method", name, where)
     unit = _string(e, "work_unit", name, where)
-    if power is not None and span is not None and not math.isclose(power * span, joules, rel_tol=POWER_TOL):
-        raise AnalysisError(f"{power!r} disagrees with joules / span_s = {joules / span!r} (by more than "
-                            f"{POWER_TOL:.0%})", name, f"{where}.mean_power_w")
+    windows = r.get("window_s") if isinstance(r.get("window_s"), list) else []
+    kept = math.fsum(w for w in windows if _is_number(w)) if windows and all(_is_number(w) for w in windows) else 0.0
+    times = [t for t in (kept, span) if t]
+    if power is not None and times and not any(math.isclose(power * t, joules, rel_tol=POWER_TOL) for t in times):
+        raise AnalysisError(f"{power!r} disagrees with joules / the kept window time or span_s = "
+                            + " or ".join(f"{joules / t!r}" for t in times) + f" (by more than {POWER_TOL:.0%})",
+                            name, f"{where}.mean_power_w")
     work = r.get("work_per_iteration")
     expected = work_unit(r.get("primary_metric"), r.get("primary_unit"),
                          work.get("item_unit") if isinstance(work, dict) else None)
