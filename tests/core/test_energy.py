@@ -17,6 +17,16 @@ class Reading(unittest.TestCase):
         self.assertTrue(e.usable)
         self.assertEqual(format_per_unit(e.per_unit, e.unit), "0.500 J/TFLOP")
 
+    def test_the_engines_unit_names_the_work(self):
+        """mpsbench writes unit "J/interaction" (energy_record.cpp): the work is interactions, not FLOP."""
+        e = energy(2.0, joules=120.0, span=2.0)
+        e["unit"] = "J/interaction"
+        r = with_raw(kernel("mps", 64, 2, 10.0), energy=e)
+        self.assertEqual((r.energy.unit, format_per_unit(r.energy.per_unit, r.energy.unit)),
+                         ("interaction", "2.00 J/interaction"))
+        e["unit"] = "J/"  # no work named: the primary figure's
+        self.assertEqual(with_raw(kernel("mps", 64, 2, 10.0), energy=e).energy.unit, "FLOP")
+
     def test_unavailable_has_its_reason_and_never_a_zero(self):
         r = with_raw(kernel("mps", 64, 2, 10.0), energy={"available": False, "reason": "the CPU device"})
         self.assertEqual((r.energy.available, r.energy.reason, r.energy.usable), (False, "the CPU device", False))
