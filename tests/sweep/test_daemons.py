@@ -130,22 +130,33 @@ class ParallelTests(unittest.TestCase):
                 else:
                     os.environ["SWEEP_TEST_TAG"] = saved
             self.assertEqual(found, {pids[1]})
+            # The check for other users' MPS processes in /proc skips another test's in the same way.
+            from mpsbench_sweep.daemon import node_checks
+            os.environ["SWEEP_TEST_TAG"] = "this-test"
+            try:
+                listed = {p["pid"] for p in node_checks.mps_processes("/proc")} & set(pids)
+            finally:
+                if saved is None:
+                    del os.environ["SWEEP_TEST_TAG"]
+                else:
+                    os.environ["SWEEP_TEST_TAG"] = saved
+            self.assertEqual(listed, {pids[1]})
         finally:
             for p in started:
                 p.kill()
                 p.wait()
 
     def test_an_unmarked_process_is_never_another_tests(self):
-        from mpsbench_sweep.daemon import mps_daemon
+        from mpsbench_sweep import procs
         saved = os.environ.get("SWEEP_TEST_TAG")
         try:
             os.environ["SWEEP_TEST_TAG"] = "this-test"
-            self.assertFalse(mps_daemon._another_tests({b"PATH": b"/usr/bin"}))
-            self.assertFalse(mps_daemon._another_tests(None))  # environment unreadable: another user's
-            self.assertFalse(mps_daemon._another_tests({b"SWEEP_TEST_TAG": b"this-test"}))
-            self.assertTrue(mps_daemon._another_tests({b"SWEEP_TEST_TAG": b"other-test"}))
+            self.assertFalse(procs.of_another_test({b"PATH": b"/usr/bin"}))
+            self.assertFalse(procs.of_another_test(None))  # environment unreadable: another user's
+            self.assertFalse(procs.of_another_test({b"SWEEP_TEST_TAG": b"this-test"}))
+            self.assertTrue(procs.of_another_test({b"SWEEP_TEST_TAG": b"other-test"}))
             del os.environ["SWEEP_TEST_TAG"]  # a sweep outside the tests skips nothing
-            self.assertFalse(mps_daemon._another_tests({b"SWEEP_TEST_TAG": b"other-test"}))
+            self.assertFalse(procs.of_another_test({b"SWEEP_TEST_TAG": b"other-test"}))
         finally:
             os.environ.pop("SWEEP_TEST_TAG", None)
             if saved is not None:

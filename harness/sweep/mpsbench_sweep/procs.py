@@ -62,12 +62,26 @@ def environ(pid):
     data = _read(pid, "environ")
     if data is None:
         return None
+    return environ_bytes_of(data)
+
+
+def environ_bytes_of(data):
+    """/proc/PID/environ's bytes as a dict of bytes."""
     env = {}
     for entry in data.split(b"\0"):
         key, sep, value = entry.partition(b"=")
         if sep:
             env[key] = value
     return env
+
+
+def of_another_test(env):
+    """True for a process that a different test of our own suite started: the sweep's tests run in parallel and
+    each marks its processes with SWEEP_TEST_TAG (tests/sweep/sweeptest.py). Only where this sweep carries a tag
+    itself; a process without the tag (every real daemon, server or client) is never skipped."""
+    own = os.environ.get("SWEEP_TEST_TAG")
+    theirs = env.get(b"SWEEP_TEST_TAG") if env else None
+    return bool(own) and theirs is not None and theirs != os.fsencode(own)
 
 
 def owner(pid):

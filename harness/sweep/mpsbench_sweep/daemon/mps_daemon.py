@@ -92,7 +92,7 @@ def find_foreign(own_prefix=None, other_users=True):
         if kind is None or s is None or s[0] in ("Z", "X"):
             continue
         env = procs.environ(pid)
-        if _another_tests(env):
+        if procs.of_another_test(env):
             continue
         pipe = None
         if env is not None:
@@ -102,15 +102,6 @@ def find_foreign(own_prefix=None, other_users=True):
         found.append({"pid": pid, "kind": kind, "pipe_dir": pipe})
     found.sort(key=lambda f: (f["kind"] != "daemon", f["pid"]))
     return found
-
-
-def _another_tests(env):
-    """True for a process that a different test of our own suite started: the sweep's tests run in parallel and
-    each marks its processes with SWEEP_TEST_TAG (tests/sweep/sweeptest.py). Only where this sweep carries a tag
-    itself; a process without the tag (every real daemon) is never skipped."""
-    own = os.environ.get("SWEEP_TEST_TAG")
-    theirs = env.get(b"SWEEP_TEST_TAG") if env else None
-    return bool(own) and theirs is not None and theirs != os.fsencode(own)
 
 
 def describe_foreign(found):

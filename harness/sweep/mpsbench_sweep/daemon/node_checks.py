@@ -26,6 +26,7 @@ import os
 import pwd
 
 from ..inputs import is_decimal
+from .. import procs
 from .mps_daemon import control, mps_kind
 
 PROC_ROOT_VAR = "MPSBENCH_PROC_ROOT"
@@ -86,7 +87,8 @@ def mps_processes(root=None):
         raw = _read(root, name, "cmdline")
         argv = [a.decode(errors="replace") for a in raw.split(b"\0") if a] if raw else []
         kind = mps_kind(argv) if argv else ("daemon or server" if st["name"] == MPS_COMM else None)
-        if kind is not None:
+        env = _read(root, name, "environ")
+        if kind is not None and not procs.of_another_test(procs.environ_bytes_of(env) if env else None):
             found.append({"pid": int(name), "kind": kind, "uid": st["uid"]})
     return found
 
