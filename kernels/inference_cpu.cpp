@@ -1,13 +1,14 @@
 #include "inference_cpu.hpp"
 
 #include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
+#include "host_threads.hpp"
 #include "random_inputs.hpp"
 
 namespace mpsb::inference {
@@ -15,6 +16,7 @@ namespace {
 
 constexpr std::int64_t kRowBlock = 8;  // samples per pass over a layer's weights (forward)
 constexpr float kBiasRange = 0.1f;
+constexpr std::size_t kLayerChunk = std::size_t{1} << 18;  // weights per chunk of make_layer
 
 std::uint32_t float_bits(float x) {
   std::uint32_t u;
@@ -120,8 +122,17 @@ void make_layer(Storage s, std::int64_t hidden, std::uint64_t seed, std::int64_t
   const auto count = static_cast<std::size_t>(hidden * hidden);
   const auto h = static_cast<std::size_t>(hidden);
   const float a = std::sqrt(6.0f / static_cast<float>(hidden));
-  std::uint64_t state = stream_seed(seed, static_cast<std::uint64_t>(layer) + 1);
-  for (std::size_t i = 0; i < count; ++i) weights[i] = round_to(uniform_float(state, -a, a), s);
+  // One generator stream, the weights' draws then the biases': the weights in chunks on a few threads,
+  // each starting where the stream is at its first element (splitmix64_skip), so the values are the
+  // sequential loop's.
+  const std::uint64_t start = stream_seed(seed, static_cast<std::uint64_t>(layer) + 1);
+  const auto chunks = static_cast<std::int64_t>((count + kLayerChunk - 1) / kLayerChunk);
+  for_each_chunk(chunks, [&](std::int64_t c) {
+    const std::size_t begin = static_cast<std::size_t>(c) * kLayerChunk, end = std::min(count, begin + kLayerChunk);
+    std::uint64_t state = splitmix64_skip(start, begin);
+    for (std::size_t i = begin; i < end; ++i) weights[i] = round_to(uniform_float(state, -a, a), s);
+  });
+  std::uint64_t state = splitmix64_skip(start, count);
   for (std::size_t j = 0; j < h; ++j) biases[j] = round_to(uniform_float(state, -kBiasRange, kBiasRange), s);
 }
 
@@ -190,135 +201,6 @@ double device_bytes(const Shape& shape) {
   const double per_layer = static_cast<double>(padded_bytes(h * h * elem) + padded_bytes(h * elem));
   const double activations = 2.0 * static_cast<double>(padded_bytes(static_cast<std::size_t>(shape.batch) * h * elem));
   return static_cast<double>(shape.layers) * per_layer + activations + static_cast<double>(kWorkspaceBytes);
-}
-
-double tolerance(Storage s, double sensitivity) {
-  return kLastRoundingAllowance * unit_roundoff(s) + kSensitivityFactor * sensitivity;
-}
-
-OutputReference output_reference(Storage s, const Shape& shape, std::uint64_t seed, std::uint64_t sample_seed,
-                                 double budget) {
-  const std::int64_t batch = shape.batch, h = shape.hidden;
-  // Rows (samples) are independent chains through the network: check whole
-  // rows, two float64 passes each.
-  const double per_row = 2.0 * static_cast<double>(h) * static_cast<double>(h) * static_cast<double>(shape.layers);
-  const auto budget_rows = static_cast<std::int64_t>(std::max(2.0, std::floor(budget / per_row)));
-  std::set<std::int64_t> row_set;
-  if (batch <= budget_rows) {
-    for (std::int64_t i = 0; i < batch; ++i) row_set.insert(i);
-  } else {
-    row_set = {0, batch - 1};
-    std::uint64_t state = sample_seed;
-    while (static_cast<std::int64_t>(row_set.size()) < budget_rows) {
-      row_set.insert(static_cast<std::int64_t>(splitmix64(state) % static_cast<std::uint64_t>(batch)));
-    }
-  }
-  const std::vector<std::int64_t> rows(row_set.begin(), row_set.end());
-  const auto n = static_cast<std::int64_t>(rows.size());
-
-  // Two float64 forward passes of the checked rows, one layer regenerated at
-  // a time: r with the hidden activations rounded to the storage format
-  // (through float, as the fp32 accumulator is rounded), p without rounding.
-  const std::vector<float> input = make_input(s, shape, seed);
-  std::vector<double> xr(static_cast<std::size_t>(n * h)), yr(xr.size()), xp(xr.size()), yp(xr.size());
-  for (std::int64_t r = 0; r < n; ++r) {
-    for (std::int64_t k = 0; k < h; ++k) xr[r * h + k] = input[rows[r] * h + k];
-  }
-  xp = xr;
-  std::vector<float> w(static_cast<std::size_t>(h * h)), b(static_cast<std::size_t>(h));
-  for (std::int64_t l = 0; l < shape.layers; ++l) {
-    make_layer(s, h, seed, l, w.data(), b.data());
-    for (std::int64_t r = 0; r < n; ++r) {
-      std::copy(b.begin(), b.end(), yr.begin() + r * h);
-      std::copy(b.begin(), b.end(), yp.begin() + r * h);
-    }
-    for (std::int64_t k = 0; k < h; ++k) {
-      const float* w_row = w.data() + k * h;
-      for (std::int64_t r = 0; r < n; ++r) {
-        const double xr_k = xr[r * h + k], xp_k = xp[r * h + k];
-        double* yr_row = yr.data() + r * h;
-        double* yp_row = yp.data() + r * h;
-        for (std::int64_t j = 0; j < h; ++j) {
-          const double w_kj = w_row[j];
-          yr_row[j] += xr_k * w_kj;
-          yp_row[j] += xp_k * w_kj;
-        }
-      }
-    }
-    if (l + 1 < shape.layers) {
-      for (auto& value : yr) value = round_to(static_cast<float>(std::max(value, 0.0)), s);
-      for (auto& value : yp) value = std::max(value, 0.0);
-    }
-    std::swap(xr, yr);
-    std::swap(xp, yp);
-  }
-
-  std::vector<double> rms(static_cast<std::size_t>(n));
-  double sensitivity = 0;
-  for (std::int64_t r = 0; r < n; ++r) {
-    const double* ref = xr.data() + r * h;
-    double sum_squares = 0;
-    for (std::int64_t j = 0; j < h; ++j) sum_squares += ref[j] * ref[j];
-    rms[r] = std::max(std::sqrt(sum_squares / static_cast<double>(h)), 1e-300);
-    for (std::int64_t j = 0; j < h; ++j) {
-      sensitivity = std::max(sensitivity, std::fabs(ref[j] - xp[r * h + j]) / std::max(std::fabs(ref[j]), rms[r]));
-    }
-  }
-  OutputReference out;
-  out.storage = s;
-  out.rows = rows;
-  out.ref = std::move(xr);
-  out.rms = std::move(rms);
-  out.sensitivity = sensitivity;
-  return out;
-}
-
-Verification verify_output(const OutputReference& reference, const Shape& shape, const float* out) {
-  const std::int64_t batch = shape.batch, h = shape.hidden;
-  const Storage s = reference.storage;
-  Verification v;
-  v.tolerance = tolerance(s, 0.0);
-  for (std::int64_t idx = 0; idx < batch * h; ++idx) {
-    if (!std::isfinite(out[idx])) {
-      std::ostringstream msg;
-      msg << "output[" << idx / h << "][" << idx % h << "] is not finite (" << out[idx] << ")";
-      v.detail = msg.str();
-      v.max_rel_error = INFINITY;
-      return v;
-    }
-  }
-  const std::vector<std::int64_t>& rows = reference.rows;
-  const auto n = static_cast<std::int64_t>(rows.size());
-  const std::vector<double>& xr = reference.ref;
-  const std::vector<double>& rms = reference.rms;
-  const double sensitivity = reference.sensitivity;
-  v.tolerance = tolerance(s, sensitivity);
-  for (std::int64_t r = 0; r < n; ++r) {
-    const double* ref = xr.data() + r * h;
-    const float* got = out + rows[r] * h;
-    for (std::int64_t j = 0; j < h; ++j) {
-      const double err = std::fabs(static_cast<double>(got[j]) - ref[j]) / std::max(std::fabs(ref[j]), rms[r]);
-      ++v.checked;
-      if (err > v.max_rel_error) {
-        v.max_rel_error = err;
-        if (err > v.tolerance) {
-          std::ostringstream msg;
-          msg << "output[" << rows[r] << "][" << j << "] = " << got[j] << ", float64 reference " << ref[j]
-              << " (row RMS " << rms[r] << "; tolerance " << kLastRoundingAllowance << " u + "
-              << kSensitivityFactor << " x rounding sensitivity " << sensitivity << ")";
-          v.detail = msg.str();
-        }
-      }
-    }
-  }
-  v.ok = v.max_rel_error <= v.tolerance;
-  if (v.ok) v.detail.clear();
-  return v;
-}
-
-Verification verify_output(Storage s, const Shape& shape, std::uint64_t seed, const float* out,
-                           std::uint64_t sample_seed, double budget) {
-  return verify_output(output_reference(s, shape, seed, sample_seed, budget), shape, out);
 }
 
 namespace {

@@ -11,12 +11,14 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <vector>
 
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
+#include "host_threads.hpp"
 #include "matmul_cpu.hpp"
 #include "registry.hpp"
 
@@ -24,6 +26,7 @@ namespace mpsb::matmul {
 namespace {
 
 constexpr double kCublasWorkspaceBytes = 64.0 * 1024 * 1024;
+constexpr std::size_t kConvertChunk = std::size_t{1} << 20;  // elements per chunk of the bf16 conversion
 
 class MatmulGpu final : public Workload {
  public:
@@ -81,7 +84,12 @@ class MatmulGpu final : public Workload {
   void upload(const std::vector<float>& host, DeviceBuffer& device) {
     if (precision_ == "bf16") {
       std::vector<__nv_bfloat16> converted(host.size());
-      for (std::size_t i = 0; i < host.size(); ++i) converted[i] = __float2bfloat16(host[i]);
+      const auto chunks = static_cast<std::int64_t>((host.size() + kConvertChunk - 1) / kConvertChunk);
+      for_each_chunk(chunks, [&](std::int64_t c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * kConvertChunk;
+        const std::size_t end = std::min(host.size(), begin + kConvertChunk);
+        for (std::size_t i = begin; i < end; ++i) converted[i] = __float2bfloat16(host[i]);
+      });
       MPSB_CUDA(cudaMemcpyAsync(device.as<void>(), converted.data(), device.bytes(), cudaMemcpyHostToDevice,
                                 stream_));
       // From pageable memory the call returns once the source is staged, so

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "host_threads.hpp"
 #include "random_inputs.hpp"
 
 namespace mpsb::matmul {
@@ -80,33 +81,36 @@ void blocked_product(const float* a, const float* b, float* c, std::int64_t n) {
   }
 }
 
+constexpr std::size_t kInputChunk = std::size_t{1} << 20;  // elements per chunk of make_inputs
+constexpr std::int64_t kEntryChunk = 256;                   // entries per chunk of product_reference
+
 Inputs make_inputs(const std::string& precision, std::int64_t n, std::uint64_t seed) {
   Inputs in;
   in.n = n;
   const auto count = static_cast<std::size_t>(n * n);
   in.a.resize(count);
   in.b.resize(count);
-  fill_uniform(in.a.data(), count, seed, -1.0f, 1.0f);
-  fill_uniform(in.b.data(), count, seed ^ 0x5DEECE66Dull, -1.0f, 1.0f);
-  if (precision == "bf16") {
-    for (auto& x : in.a) x = round_to_bf16(x);
-    for (auto& x : in.b) x = round_to_bf16(x);
-  }
+  // The same values as one fill_uniform per matrix, made in chunks on a few threads (issue 28: 134 M
+  // draws at N 8192 took most of a configuration's set-up on one core).
+  const bool bf16 = precision == "bf16";
+  const auto chunks = static_cast<std::int64_t>((count + kInputChunk - 1) / kInputChunk);
+  for_each_chunk(2 * chunks, [&](std::int64_t c) {
+    const bool second = c >= chunks;
+    float* data = second ? in.b.data() : in.a.data();
+    const std::size_t begin = static_cast<std::size_t>(second ? c - chunks : c) * kInputChunk;
+    const std::size_t end = std::min(count, begin + kInputChunk);
+    fill_uniform_range(data, begin, end, second ? seed ^ 0x5DEECE66Dull : seed, -1.0f, 1.0f);
+    if (bf16) {
+      for (std::size_t i = begin; i < end; ++i) data[i] = round_to_bf16(data[i]);
+    }
+  });
   return in;
 }
 
 ProductReference product_reference(const Inputs& in, std::uint64_t sample_seed) {
   const std::int64_t n = in.n;
   ProductReference r;
-  auto add_entry = [&](std::int64_t i, std::int64_t j) {
-    double ref = 0, magnitude = 0;
-    for (std::int64_t k = 0; k < n; ++k) {
-      const double p = static_cast<double>(in.a[i * n + k]) * static_cast<double>(in.b[k * n + j]);
-      ref += p;
-      magnitude += std::fabs(p);
-    }
-    r.entries.push_back({i, j, ref, magnitude});
-  };
+  auto add_entry = [&](std::int64_t i, std::int64_t j) { r.entries.push_back({i, j, 0, 0}); };
   if (n <= kFullCheckMaxN) {
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t j = 0; j < n; ++j) add_entry(i, j);
@@ -122,6 +126,22 @@ ProductReference product_reference(const Inputs& in, std::uint64_t sample_seed) 
       add_entry(i, j);
     }
   }
+  // The entries' float64 dot products, each summed in ascending k, in chunks on a few threads.
+  const auto count = static_cast<std::int64_t>(r.entries.size());
+  for_each_chunk((count + kEntryChunk - 1) / kEntryChunk, [&](std::int64_t c) {
+    for (std::int64_t e = c * kEntryChunk; e < std::min(count, (c + 1) * kEntryChunk); ++e) {
+      ProductReference::Entry& entry = r.entries[static_cast<std::size_t>(e)];
+      double ref = 0, magnitude = 0;
+      for (std::int64_t k = 0; k < n; ++k) {
+        const double p =
+            static_cast<double>(in.a[entry.i * n + k]) * static_cast<double>(in.b[k * n + entry.j]);
+        ref += p;
+        magnitude += std::fabs(p);
+      }
+      entry.ref = ref;
+      entry.magnitude = magnitude;
+    }
+  });
   return r;
 }
 

@@ -26,4 +26,18 @@ inline void fill_uniform(float* data, std::size_t count, std::uint64_t seed, flo
   for (std::size_t i = 0; i < count; ++i) data[i] = uniform_float(state, lo, hi);
 }
 
+// splitmix64 advances its state by a constant per draw, so the generator
+// `draws` numbers on is this: a stream can be cut into chunks that start
+// anywhere and give the same numbers.
+inline std::uint64_t splitmix64_skip(std::uint64_t state, std::uint64_t draws) {
+  return state + draws * 0x9E3779B97F4A7C15ull;
+}
+
+// fill_uniform of data[begin, end) alone: the values fill_uniform(data, count, seed, ...) writes there.
+inline void fill_uniform_range(float* data, std::size_t begin, std::size_t end, std::uint64_t seed, float lo,
+                               float hi) {
+  std::uint64_t state = splitmix64_skip(seed, begin);
+  for (std::size_t i = begin; i < end; ++i) data[i] = uniform_float(state, lo, hi);
+}
+
 }  // namespace mpsb

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "matmul_cpu.hpp"
@@ -129,6 +130,45 @@ TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
   auto w = cpu_matmul("fp32", 16);
   w->setup(1);  // C poisoned with NaN, never computed
   EXPECT_FALSE(w->verify().ok);
+}
+
+// Issue 28: make_inputs draws in chunks on several threads and product_reference sums its entries on
+// several threads: the values of the sequential streams and plain dot products.
+TEST(ChunkedInputs, AreTheSequentialStreams) {
+  const std::int64_t n = 1100;  // 1.21 M elements per matrix: two chunks each
+  for (const char* p : {"fp32", "bf16"}) {
+    const Inputs in = make_inputs(p, n, 99);
+    std::vector<float> a(static_cast<std::size_t>(n * n)), b(a.size());
+    fill_uniform(a.data(), a.size(), 99, -1.0f, 1.0f);
+    fill_uniform(b.data(), b.size(), 99 ^ 0x5DEECE66Dull, -1.0f, 1.0f);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const bool bf16 = std::string(p) == "bf16";
+      ASSERT_EQ(in.a[i], bf16 ? round_to_bf16(a[i]) : a[i]) << p << " A " << i;
+      ASSERT_EQ(in.b[i], bf16 ? round_to_bf16(b[i]) : b[i]) << p << " B " << i;
+    }
+  }
+}
+
+TEST(ChunkedInputs, ReferenceEntriesArePlainDotProducts) {
+  for (const std::int64_t n : {40, 300}) {  // every entry; sampled
+    const Inputs in = make_inputs("fp32", n, 3);
+    const ProductReference ref = product_reference(in, 4);
+    EXPECT_EQ(ref.entries.size(), n <= 256 ? static_cast<std::size_t>(n * n) : std::size_t{4 + 1024});
+    for (const auto& e : ref.entries) {
+      double sum = 0, magnitude = 0;
+      for (std::int64_t k = 0; k < n; ++k) {
+        const double p = double(in.a[e.i * n + k]) * double(in.b[k * n + e.j]);
+        sum += p;
+        magnitude += std::fabs(p);
+      }
+      ASSERT_EQ(e.ref, sum) << n << ": C[" << e.i << "][" << e.j << "]";
+      ASSERT_EQ(e.magnitude, magnitude);
+    }
+    if (n > 256) {
+      EXPECT_EQ(ref.entries[0].i, 0);
+      EXPECT_EQ(ref.entries[3].j, n - 1);
+    }
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "measure/warmup.hpp"
 #include "registry.hpp"
 #include "runtime/check.hpp"
+#include "runtime/cpu_affinity.hpp"
 #include "runtime/fault_injection.hpp"
 
 namespace mpsb {
@@ -59,8 +60,11 @@ void set_up(const InstanceRun& run, const Config& own, Equipment& eq, RankSample
   args.params = own.params;
   if (eq.green) args.sm_count = eq.green->sm_count();
   eq.own_workload = find_kernel(own.kernel)->make(args);
-  eq.own_workload->setup(run.settings.seed + 1000003ull * static_cast<std::uint64_t>(run.rank) +
-                         7919ull * static_cast<std::uint64_t>(run.instance));
+  {
+    const WideAffinity wide;  // inputs made on every CPU of the node (runtime/cpu_affinity.hpp)
+    eq.own_workload->setup(run.settings.seed + 1000003ull * static_cast<std::uint64_t>(run.rank) +
+                           7919ull * static_cast<std::uint64_t>(run.instance));
+  }
   inject_after_setup(run.rank, run.config_index);
   samples.timing.setup_s = phase.lap();
   // One untimed first run: module loading, library workspaces and first
@@ -188,7 +192,10 @@ RankSamples run_instance(const InstanceRun& run) {
   samples.work = workload.work();
   samples.details = workload.details();
   if (eq.green) samples.details.emplace_back("green_context_sm_count", eq.green->sm_count());
-  samples.verification = workload.verify();
+  {
+    const WideAffinity wide;  // after every window of the job's configuration: the references use every CPU
+    samples.verification = workload.verify();
+  }
   timing.verification_s = phase.lap();
   return samples;
 }
