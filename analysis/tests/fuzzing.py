@@ -245,3 +245,27 @@ def cli_problem(code: int, err: str, allowed: tuple[int, ...]) -> str | None:
     if code == 2 and (len(errors) != 1 or not errors[0].startswith("mpsbench-analyze: error: ")):
         return f"not one error line: {err!r}"
     return None
+
+
+def figure_failures(mutator: Any, first_seed: int, count: int, tmp_path: Path) -> list[str]:
+    """Mutations from first_seed on until `count` of them load, each through plot and report (which draw every
+    column): what went wrong, one line per run (cli_problem), with the seed and the mutation."""
+    from mpsbench_analysis import AnalysisError, load_results
+    failures, done, seed = [], 0, first_seed
+    while done < count:
+        mutation = mutator.mutation(seed)
+        path = write(mutation, tmp_path / f"m{seed}.json")
+        seed += 1
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                load_results([path])
+        except AnalysisError:
+            continue
+        done += 1
+        for argv in (["plot", str(path), "--outdir", str(tmp_path / "plots"), "--formats", "png"],
+                     ["report", str(path), "-o", str(tmp_path / "r.html")]):
+            code, _, err = run_cli(argv)
+            why = cli_problem(code, err, (0, 2))
+            if why:
+                failures.append(f"seed {seed - 1} ({mutation.describe()}, {argv[0]}): {why}")
+    return failures

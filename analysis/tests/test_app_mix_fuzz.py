@@ -169,21 +169,5 @@ def test_fuzz_every_command(bases, name: str, tmp_path: Path) -> None:
 def test_fuzz_figures(bases, name: str, tmp_path: Path) -> None:
     """A few mutations that still load, through plot and report (which draw every column)."""
     mutator, _ = bases[name]
-    failures, done, seed = [], 0, 10**6
-    while done < FIGURE_MUTATIONS:
-        mutation = mutator.mutation(seed)
-        path = fuzzing.write(mutation, tmp_path / f"m{seed}.json")
-        seed += 1
-        try:
-            with contextlib.redirect_stderr(io.StringIO()):
-                load_results([path])
-        except AnalysisError:
-            continue
-        done += 1
-        for argv in (["plot", str(path), "--outdir", str(tmp_path / "plots"), "--formats", "png"],
-                     ["report", str(path), "-o", str(tmp_path / "r.html")]):
-            code, _, err = run_cli(argv)
-            why = cli_problem(code, err, (0, 2))
-            if why:
-                failures.append(f"seed {seed - 1} ({mutation.describe()}, {argv[0]}): {why}")
+    failures = fuzzing.figure_failures(mutator, 10**6, FIGURE_MUTATIONS, tmp_path)
     assert not failures, "\n".join(failures)

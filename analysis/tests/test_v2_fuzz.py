@@ -8,8 +8,6 @@ on a NEW whose measured values were corrupted.
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ import pytest
 import builder
 import fuzzing
 from fuzzing import Mutator, cli_problem as _problem, run_cli as _cli
-from mpsbench_analysis import AnalysisError, load_results
+from mpsbench_analysis import load_results
 
 SUMMARY_MUTATIONS = 300
 COMPARE_MUTATIONS = 200
@@ -93,22 +91,5 @@ def test_fuzz_version_2_compare(mutator: V2Mutator, base_file: Path, tmp_path: P
 
 def test_fuzz_version_2_figures(mutator: V2Mutator, tmp_path: Path) -> None:
     """A few mutations that still load, through plot and report (the figures read the new columns)."""
-    failures = []
-    done, seed = 0, 2 * 10**6
-    while done < FIGURE_MUTATIONS:
-        mutation = mutator.mutation(seed)
-        path = fuzzing.write(mutation, tmp_path / f"m{seed}.json")
-        seed += 1
-        try:
-            with contextlib.redirect_stderr(io.StringIO()):
-                load_results([path])
-        except AnalysisError:
-            continue
-        done += 1
-        for argv in (["plot", str(path), "--outdir", str(tmp_path / "plots"), "--formats", "png"],
-                     ["report", str(path), "-o", str(tmp_path / "r.html")]):
-            code, _, err = _cli(argv)
-            why = _problem(code, err, (0, 2))
-            if why:
-                failures.append(f"seed {seed - 1} ({mutation.describe()}, {argv[0]}): {why}")
+    failures = fuzzing.figure_failures(mutator, 2 * 10**6, FIGURE_MUTATIONS, tmp_path)
     assert not failures, "\n".join(failures)
