@@ -1,7 +1,9 @@
 #include "measure/measure.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +12,7 @@
 #include "measure/instance.hpp"
 #include "measure/team.hpp"
 #include "runtime/check.hpp"
+#include "runtime/cpu_affinity.hpp"
 #include "sharing/green_context.hpp"
 
 namespace mpsb {
@@ -48,7 +51,21 @@ std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placemen
     MPSB_CUDA(cudaSetDevice(gpu));
     partition = std::make_unique<GreenPartition>(gpu, instances);
   }
+  // One process, k instance threads (--mode streams, green): where the launcher bound the rank to fewer
+  // CPUs than it has instances (Open MPI binds to a core when np <= 2), the threads would take turns on
+  // them and the host side of every instance would be measured k times slower than a rank's on a core of
+  // its own. Each instance gets the node's CPUs, as k ranks would get a core each.
+  const bool spread = instances > 1 && allowed_cpus() < instances;
+  if (spread && !job.said_spread && rank == 0) {
+    std::fprintf(stderr, "mpsbench: note: %d instance threads and %d CPU(s) in the launcher's binding: the "
+                 "instances run on every CPU of the node, as that many ranks would each on a core (mpirun "
+                 "--bind-to none gives them that itself)\n",
+                 instances, allowed_cpus());
+    job.said_spread = true;
+  }
   auto body = [&](int i) {
+    std::optional<WideAffinity> wide;
+    if (spread) wide.emplace();
     try {
       // --mode green makes its green contexts per configuration: nothing is kept.
       CachedInstance* kept = settings.green_contexts ? nullptr : &job.cache.slot(i);

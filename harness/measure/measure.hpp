@@ -32,6 +32,7 @@ namespace mpsb {
 struct JobState {
   InstanceCache cache;
   std::unique_ptr<JobMonitor> monitor;
+  bool said_spread = false;  // the one-process note of run_team, once per job
 };
 ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, const Config& config,
                              int config_index, const MeasureSettings& settings, int active_slots,

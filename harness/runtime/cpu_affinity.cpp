@@ -28,6 +28,19 @@ WideAffinity::~WideAffinity() {
   }
 }
 
+bool leave_bound_cpus() {
+  cpu_set_t bound;
+  CPU_ZERO(&bound);
+  if (pthread_getaffinity_np(pthread_self(), sizeof bound, &bound) != 0) return false;
+  cpu_set_t others;
+  CPU_ZERO(&others);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &bound)) CPU_SET(cpu, &others);
+  }
+  // Linux keeps the CPUs of the thread's cpuset and fails (EINVAL) when none of `others` is in it.
+  return pthread_setaffinity_np(pthread_self(), sizeof others, &others) == 0;
+}
+
 int allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);

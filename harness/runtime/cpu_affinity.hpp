@@ -29,4 +29,10 @@ class WideAffinity {
 // CPUs in the calling thread's affinity mask (1 where it cannot be read).
 int allowed_cpus();
 
+// For a background thread that must not take CPU time from the timed one it was started by (the GPU
+// monitor reads NVML back to back, about 4 ms a call): moves the calling thread off the CPUs of its
+// inherited mask (the rank's binding) onto the others its cpuset allows. Returns false, the mask
+// unchanged, where there are none (a rank bound to the whole cpuset, or a single CPU).
+bool leave_bound_cpus();
+
 }  // namespace mpsb

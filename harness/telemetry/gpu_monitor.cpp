@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runtime/cpu_affinity.hpp"
 #include "runtime/steady_clock.hpp"
 
 namespace mpsb {
@@ -82,6 +83,9 @@ void GpuMonitor::read_energy() {
 // One round: energy, clock, energy, reasons (the counter read every other call, so its updates are
 // bracketed tightly), or without the counter clock and reasons and a pause, as the old sampler did.
 void GpuMonitor::run() {
+  // Off the timed rank's core: its reads are back to back, and on that core they slowed the first rank's
+  // launches and made its small windows noisy (issue 28). Where the node has no other CPU, it stays.
+  leave_bound_cpus();
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     wake_.wait(lock, [this] { return stopping_ || active_; });
