@@ -12,33 +12,6 @@
 namespace mpsb {
 namespace {
 
-TEST(WideAffinity, WidensAOneCoreBindingAndRestoresIt) {
-  const int all = allowed_cpus();
-  if (all < 2) GTEST_SKIP() << "one CPU: nothing to widen";
-  std::thread([all] {  // a thread of its own: the test's main thread keeps its mask
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    cpu_set_t current;
-    CPU_ZERO(&current);
-    ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof current, &current), 0);
-    int first = 0;
-    while (!CPU_ISSET(first, &current)) ++first;
-    CPU_SET(first, &one);
-    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);  // as mpirun --bind-to core
-    ASSERT_EQ(allowed_cpus(), 1);
-    {
-      const WideAffinity wide;
-      EXPECT_TRUE(wide.widened());
-      EXPECT_GE(allowed_cpus(), all);
-    }
-    EXPECT_EQ(allowed_cpus(), 1);
-    cpu_set_t after;
-    CPU_ZERO(&after);
-    ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
-    EXPECT_TRUE(CPU_EQUAL(&after, &one));
-  }).join();
-}
-
 // Binds the calling thread to the first CPU it may use, as mpirun --bind-to core; returns that CPU.
 int bind_to_first_cpu() {
   cpu_set_t current;
@@ -51,6 +24,25 @@ int bind_to_first_cpu() {
   CPU_SET(first, &one);
   EXPECT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
   return first;
+}
+
+TEST(WideAffinity, WidensAOneCoreBindingAndRestoresIt) {
+  const int all = allowed_cpus();
+  if (all < 2) GTEST_SKIP() << "one CPU: nothing to widen";
+  std::thread([all] {  // a thread of its own: the test's main thread keeps its mask
+    const int bound = bind_to_first_cpu();
+    ASSERT_EQ(allowed_cpus(), 1);
+    {
+      const WideAffinity wide;
+      EXPECT_TRUE(wide.widened());
+      EXPECT_GE(allowed_cpus(), all);
+    }
+    EXPECT_EQ(allowed_cpus(), 1);
+    cpu_set_t after;
+    CPU_ZERO(&after);
+    ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+    EXPECT_TRUE(CPU_ISSET(bound, &after));
+  }).join();
 }
 
 TEST(LeaveBoundCpus, MovesOffTheBoundCoreOntoAllTheOthers) {
