@@ -12,7 +12,7 @@
 # asking build/mpsbench-probe (tests).
 set -euo pipefail
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${MPSBENCH_BUILD_DIR:-$repo/build}
 ranks=${MPSBENCH_RANKS:-8}
 jobs=$(nproc)
@@ -149,6 +149,23 @@ install_analysis_debian() {
   install_packages "${debian_analysis_packages[@]}"
 }
 
+# pick_analyzer RESULTS: sets analyzer=(...) to the command that makes the report once the install above has
+# ended: the venv's mpsbench-analyze where pip installed it (its stamp), else the source tree with the system
+# python3 where that has the dependencies (Debian packages, or an environment that had them already: pip
+# offline fails there, and the report can still be made), else none, saying in one line how to make it elsewhere.
+pick_analyzer() {
+  local venv=$build/analysis-venv
+  if [ -x "$venv/bin/mpsbench-analyze" ] && [ -f "$venv/.mpsbench-run-installed" ]; then
+    analyzer=("$venv/bin/mpsbench-analyze")
+  elif python3 -c 'import sys, pandas, matplotlib, numpy, jsonschema; sys.exit(sys.version_info < (3, 11))' \
+       2>/dev/null; then
+    analyzer=(env "PYTHONPATH=$repo/analysis/src" PYTHONDONTWRITEBYTECODE=1 python3 -m mpsbench_analysis)
+  else
+    analyzer=()
+    say "no HTML report here: pip could not install the analysis (offline? $build/analysis-install.log); make it on any machine with pip from the results file: pip install ./analysis && mpsbench-analyze report $(quoted "$1") (or here: apt-get install ${debian_analysis_packages[*]})"
+  fi
+}
+
 # "COUNT PROBLEM": the usable GPUs as CUDA sees them in this environment (CUDA_VISIBLE_DEVICES honoured).
 count_gpus() {
   if [ -n "${MPSBENCH_BOOTSTRAP_GPUS:-}" ]; then
@@ -278,17 +295,11 @@ run_compare() {
     return 0
   fi
 
-  local analyzer=()
+  analyzer=()
   if [ -n "$analysis_pid" ]; then
-    if wait "$analysis_pid"; then
-      analyzer=("$build/analysis-venv/bin/mpsbench-analyze")
-    elif python3 -c 'import sys, pandas, matplotlib, numpy, jsonschema; sys.exit(sys.version_info < (3, 11))' \
-         2>/dev/null; then
-      analyzer=(env "PYTHONPATH=$repo/analysis/src" PYTHONDONTWRITEBYTECODE=1 python3 -m mpsbench_analysis)
-    else
-      say "no HTML report here: pip could not install the analysis (offline? $build/analysis-install.log); make it on any machine with pip from the results file: pip install ./analysis && mpsbench-analyze report $(quoted "$output") (or here: apt-get install ${debian_analysis_packages[*]})"
-    fi
+    wait "$analysis_pid" || true
     analysis_pid=""
+    pick_analyzer "$output"
   fi
 
   say "comparing $modes at $rpg ranks per GPU: $(quoted "${sweep[@]}")"
@@ -338,6 +349,8 @@ run_tests() {
   MPSBENCH_INSTALL_CHECK_JOBS=$jobs "$repo/tests/install/check_installed.sh"
 }
 
+# Sourced (tests/sweep/test_bootstrap.py calls its functions): define, run nothing.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 case "${1:-}" in
   run) shift; run_compare "$@" ;;
   test) shift; [ $# -eq 0 ] || usage; run_tests ;;

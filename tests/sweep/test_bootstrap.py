@@ -172,6 +172,46 @@ class BootstrapRun(unittest.TestCase):
                       "mpsbench-analyze report", text)
         self.assertIn("debian_analysis_packages=(python3-pandas python3-matplotlib python3-jsonschema)", text)
 
+    def pick_analyzer(self, python_has_deps, venv_installed):
+        """What the report is made with once the analysis install has ended, as run_compare picks it."""
+        bindir = os.path.join(self.tmp, "pybin")
+        os.makedirs(bindir, exist_ok=True)
+        real = shutil.which("python3")
+        with open(os.path.join(bindir, "python3"), "w", encoding="utf-8") as f:  # the dependencies or not
+            f.write("#!/bin/sh\n" + f'case "$*" in *pandas*) exit {0 if python_has_deps else 1} ;; esac\n'
+                    + f'exec {real} "$@"\n')
+        os.chmod(os.path.join(bindir, "python3"), 0o755)
+        venv = os.path.join(self.build, "analysis-venv")
+        if venv_installed:
+            os.makedirs(os.path.join(venv, "bin"), exist_ok=True)
+            with open(os.path.join(venv, "bin", "mpsbench-analyze"), "w", encoding="utf-8") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(os.path.join(venv, "bin", "mpsbench-analyze"), 0o755)
+            open(os.path.join(venv, ".mpsbench-run-installed"), "w").close()
+        script = (f"source {shlex.quote(BOOTSTRAP)}; build={shlex.quote(self.build)}; pick_analyzer out.json; "
+                  'printf "analyzer: %s\\n" "${analyzer[@]}"')
+        env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"])
+        r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        words = [line[len("analyzer: "):] for line in r.stdout.splitlines() if line.startswith("analyzer: ")]
+        return words, r.stdout + r.stderr
+
+    def test_the_report_is_made_by_what_is_there(self):
+        # pip installed it: the venv's command.
+        lines, _ = self.pick_analyzer(python_has_deps=False, venv_installed=True)
+        self.assertEqual(lines, [os.path.join(self.build, "analysis-venv", "bin", "mpsbench-analyze")])
+        shutil.rmtree(os.path.join(self.build, "analysis-venv"))
+        # pip failed (offline) but python3 has pandas, matplotlib, jsonschema: the source tree (on the H100
+        # machine the venv's command was used here, which pip had not made, and there was no report).
+        lines, _ = self.pick_analyzer(python_has_deps=True, venv_installed=False)
+        self.assertEqual(lines[-3:], ["python3", "-m", "mpsbench_analysis"])
+        self.assertIn(f"PYTHONPATH={os.path.join(REPO, 'analysis', 'src')}", lines)
+        # Neither: no report, one line saying how to make it elsewhere.
+        lines, out = self.pick_analyzer(python_has_deps=False, venv_installed=False)
+        self.assertEqual(lines, [""])  # printf of no words: one line, empty
+        self.assertIn("no HTML report here", out)
+        self.assertIn("mpsbench-analyze report out.json", out)
+
     def test_ci_runs_only_the_test_command(self):
         with open(os.path.join(REPO, ".ci", "run"), encoding="utf-8") as f:
             commands = [l for l in f.read().splitlines() if l.strip() and not l.startswith("#")]
