@@ -139,6 +139,7 @@ install_analysis() {
 # of its dependencies, when apt offers all of them here and may install without asking for a password; the
 # analysis then runs from the source tree with the system python3.
 debian_analysis_packages=(python3-pandas python3-matplotlib python3-jsonschema)
+system_python=/usr/bin/python3  # the interpreter those packages are for
 install_analysis_debian() {
   local p
   for p in "${debian_analysis_packages[@]}"; do
@@ -150,20 +151,27 @@ install_analysis_debian() {
 }
 
 # pick_analyzer RESULTS: sets analyzer=(...) to the command that makes the report once the install above has
-# ended: the venv's mpsbench-analyze where pip installed it (its stamp), else the source tree with the system
-# python3 where that has the dependencies (Debian packages, or an environment that had them already: pip
-# offline fails there, and the report can still be made), else none, saying in one line how to make it elsewhere.
+# ended: the venv's mpsbench-analyze where pip installed it (its stamp), else the source tree with a python3
+# that has the dependencies (an environment that had them already, or the system's with the Debian packages:
+# pip offline fails there, and the report can still be made), else none, saying in one line how to make it
+# elsewhere.
 pick_analyzer() {
-  local venv=$build/analysis-venv
+  local venv=$build/analysis-venv py
+  analyzer=()
   if [ -x "$venv/bin/mpsbench-analyze" ] && [ -f "$venv/.mpsbench-run-installed" ]; then
     analyzer=("$venv/bin/mpsbench-analyze")
-  elif python3 -c 'import sys, pandas, matplotlib, numpy, jsonschema; sys.exit(sys.version_info < (3, 11))' \
-       2>/dev/null; then
-    analyzer=(env "PYTHONPATH=$repo/analysis/src" PYTHONDONTWRITEBYTECODE=1 python3 -m mpsbench_analysis)
-  else
-    analyzer=()
-    say "no HTML report here: pip could not install the analysis (offline? $build/analysis-install.log); make it on any machine with pip from the results file: pip install ./analysis && mpsbench-analyze report $(quoted "$1") (or here: apt-get install ${debian_analysis_packages[*]})"
+    return 0
   fi
+  # The python3 first on PATH (perhaps a virtual environment's), then the system's, where apt puts the
+  # Debian packages of install_analysis_debian.
+  for py in python3 "$system_python"; do
+    if command -v "$py" >/dev/null &&
+       "$py" -c 'import sys, pandas, matplotlib, numpy, jsonschema; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      analyzer=(env "PYTHONPATH=$repo/analysis/src" PYTHONDONTWRITEBYTECODE=1 "$py" -m mpsbench_analysis)
+      return 0
+    fi
+  done
+  say "no HTML report here: pip could not install the analysis (offline? $build/analysis-install.log); make it on any machine with pip from the results file: pip install ./analysis && mpsbench-analyze report $(quoted "$1") (or here: apt-get install ${debian_analysis_packages[*]})"
 }
 
 # "COUNT PROBLEM": the usable GPUs as CUDA sees them in this environment (CUDA_VISIBLE_DEVICES honoured).

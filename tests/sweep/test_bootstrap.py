@@ -172,15 +172,21 @@ class BootstrapRun(unittest.TestCase):
                       "mpsbench-analyze report", text)
         self.assertIn("debian_analysis_packages=(python3-pandas python3-matplotlib python3-jsonschema)", text)
 
-    def pick_analyzer(self, python_has_deps, venv_installed):
+    def fake_python(self, directory, has_deps):
+        """A python3 in `directory` that has the analysis' dependencies or not (otherwise the real one)."""
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, "python3")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\n" + f'case "$*" in *pandas*) exit {0 if has_deps else 1} ;; esac\n'
+                    + f'exec {shutil.which("python3")} "$@"\n')
+        os.chmod(path, 0o755)
+        return path
+
+    def pick_analyzer(self, python_has_deps, venv_installed, system_has_deps=False):
         """What the report is made with once the analysis install has ended, as run_compare picks it."""
         bindir = os.path.join(self.tmp, "pybin")
-        os.makedirs(bindir, exist_ok=True)
-        real = shutil.which("python3")
-        with open(os.path.join(bindir, "python3"), "w", encoding="utf-8") as f:  # the dependencies or not
-            f.write("#!/bin/sh\n" + f'case "$*" in *pandas*) exit {0 if python_has_deps else 1} ;; esac\n'
-                    + f'exec {real} "$@"\n')
-        os.chmod(os.path.join(bindir, "python3"), 0o755)
+        self.fake_python(bindir, python_has_deps)
+        system = self.fake_python(os.path.join(self.tmp, "system"), system_has_deps)
         venv = os.path.join(self.build, "analysis-venv")
         if venv_installed:
             os.makedirs(os.path.join(venv, "bin"), exist_ok=True)
@@ -188,7 +194,8 @@ class BootstrapRun(unittest.TestCase):
                 f.write("#!/bin/sh\n")
             os.chmod(os.path.join(venv, "bin", "mpsbench-analyze"), 0o755)
             open(os.path.join(venv, ".mpsbench-run-installed"), "w").close()
-        script = (f"source {shlex.quote(BOOTSTRAP)}; build={shlex.quote(self.build)}; pick_analyzer out.json; "
+        script = (f"source {shlex.quote(BOOTSTRAP)}; build={shlex.quote(self.build)}; "
+                  f"system_python={shlex.quote(system)}; pick_analyzer out.json; "
                   'printf "analyzer: %s\\n" "${analyzer[@]}"')
         env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"])
         r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
@@ -206,6 +213,9 @@ class BootstrapRun(unittest.TestCase):
         lines, _ = self.pick_analyzer(python_has_deps=True, venv_installed=False)
         self.assertEqual(lines[-3:], ["python3", "-m", "mpsbench_analysis"])
         self.assertIn(f"PYTHONPATH={os.path.join(REPO, 'analysis', 'src')}", lines)
+        # The python3 on PATH (a virtual environment's) lacks them, the system's has the Debian packages.
+        lines, _ = self.pick_analyzer(python_has_deps=False, venv_installed=False, system_has_deps=True)
+        self.assertEqual(lines[-3:], [os.path.join(self.tmp, "system", "python3"), "-m", "mpsbench_analysis"])
         # Neither: no report, one line saying how to make it elsewhere.
         lines, out = self.pick_analyzer(python_has_deps=False, venv_installed=False)
         self.assertEqual(lines, [""])  # printf of no words: one line, empty
