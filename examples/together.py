@@ -36,10 +36,10 @@ def copy(i, command, pattern, progress, barrier, out):
     barrier.wait()
     started = time.monotonic()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    samples, last = [], None
-    for raw in proc.stdout:
-        now = time.monotonic()
-        for line in raw.decode(errors="replace").splitlines():
+    samples, values, pending = [], [], b""
+
+    def take(text, now):
+        for line in text.decode(errors="replace").splitlines():
             m = pattern.search(line)
             if m is None:
                 continue
@@ -47,8 +47,18 @@ def copy(i, command, pattern, progress, barrier, out):
                 value = float(m.group(1).replace(",", ""))
             except ValueError:
                 continue
-            last = value
+            values.append(value)
             samples.append((now - started, value))
+
+    # What has arrived, not up to a newline: a progress bar redraws its line after a carriage return.
+    for chunk in iter(lambda: proc.stdout.read1(1 << 16), b""):
+        pending += chunk
+        cut = max(pending.rfind(b"\n"), pending.rfind(b"\r"))
+        if cut >= 0:
+            take(pending[:cut + 1], time.monotonic())
+            pending = pending[cut + 1:]
+    take(pending, time.monotonic())  # the last line, without a newline
+    last = values[-1] if values else None
     code = proc.wait()
     if progress:
         figure = ((samples[-1][1] - samples[0][1]) / (samples[-1][0] - samples[0][0])

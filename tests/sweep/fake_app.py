@@ -20,6 +20,9 @@ It prints "result=ok run=N" on stdout (what the --app-check example looks for). 
   --count-rate R     then prints "N,progress" every --count-every seconds for --count-for seconds, N the
                      count so far at R per second (a cumulative counter, flushed line by line)
   --count-down       the counter goes down once (not cumulative)
+  --count-bar        the counter as a progress bar instead: "\rN it" redrawn on one line (no newline until
+                     the end), as tqdm draws it
+  --figure-to-stderr the rate and the counter go to stderr (as tqdm's do), not stdout
 Each run also logs cpus=LIST (its CPU affinity) and the first entry of PATH, PYTHONPATH, VIRTUAL_ENV and
 FAKE_VENV_PYTHON (set by a fake virtual environment's python3 wrapper) in copies.log.
 """
@@ -65,6 +68,8 @@ def main():
     p.add_argument("--count-every", type=float, default=0.05)
     p.add_argument("--count-for", type=float, default=1.0)
     p.add_argument("--count-down", action="store_true")
+    p.add_argument("--count-bar", action="store_true")
+    p.add_argument("--figure-to-stderr", action="store_true")
     args = p.parse_args()
     directory = os.environ["FAKE_APP_DIR"]
     copy = os.environ.get("MPSBENCH_COPY", "-")
@@ -101,6 +106,7 @@ def main():
         while True:
             time.sleep(60)
     time.sleep(args.startup)
+    figures = sys.stderr if args.figure_to_stderr else sys.stdout
     if args.count_rate is not None:
         started, count, lines = time.monotonic(), 0.0, 0
         while time.monotonic() - started < args.count_for:
@@ -108,11 +114,16 @@ def main():
             count = args.count_rate * (time.monotonic() - started)
             lines += 1
             shown = count / 2 if args.count_down and lines == 3 else count
-            print(f"{shown:.3f},progress", flush=True)
+            if args.count_bar:
+                print(f"\r{shown:.3f} it", end="", file=figures, flush=True)
+            else:
+                print(f"{shown:.3f},progress", file=figures, flush=True)
+        if args.count_bar:
+            print(file=figures, flush=True)
     time.sleep(args.sleep)
     if args.rate is not None:
         value = 10.0 * (int(copy) + 1) if args.rate == "copy" else float(args.rate)
-        print(f"rate: {value} units/s")
+        print(f"rate: {value} units/s", file=figures)
     if args.rate_text is not None:
         print(f"rate: {args.rate_text} units/s")
     print(f"result=ok run={run}")

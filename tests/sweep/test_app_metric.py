@@ -56,6 +56,17 @@ class ReportedRate(AppTestCase):
         self.assertIn(pattern, failed[0])
         self.assertEqual((rec["energy"]["available"], rec["primary_unit"]), (False, None))
 
+    def test_a_figure_on_stderr_fails_saying_so(self):
+        # tqdm and friends write to stderr: the figure is read from stdout, and the failure says where it is.
+        r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05 --rate 5 --figure-to-stderr", "--app-metric", RATE,
+                                     "--repetitions", "1", ranks="1"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        error = self.results()[("timeslice", 1)]["error"]
+        self.assertIn("printed no line of its stdout matching it", error)
+        self.assertIn("its stderr has a matching line ('rate: 5.0 units/s')", error)
+        self.assertIn("2>&1", error)
+        self.assertNotIn("\n", error)
+
     def test_a_match_that_is_not_a_number(self):
         r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05 --rate-text fast", "--app-metric", r"rate: (\S+)",
                                      "--repetitions", "1", ranks="1"))
@@ -89,6 +100,25 @@ class Counter(AppTestCase):
         self.assertIn("steps/s", r.stdout)
         self.assert_clean()
 
+    def test_a_progress_bar_redrawn_after_carriage_returns(self):
+        # "\rN it" on one line until the end, as tqdm draws: each redraw is a counter line of its own, timed as
+        # it arrives (read up to a newline, every redraw would arrive at the end, at one time).
+        bar = r"([0-9.]+) it"
+        r = self.sweep(self.cpu_args(f"{FAKE_APP} --startup 0.5 --count-rate 100 --count-for 1.5 --count-bar",
+                                     "--app-progress", bar, "--app-metric-unit", "it/s", "--repetitions", "1",
+                                     "--no-warmup", ranks="1", min_time=None))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rec = self.results()[("timeslice", 1)]
+        self.assertAlmostEqual(rec["aggregate"]["metric_per_s"]["median"], 100.0, delta=10.0, msg=rec["app"])
+        self.assertGreaterEqual(rec["copies"][0]["startup_s"]["min"], 0.45)
+        self.assertGreater(rec["app"]["metric"]["common_window_s"][0], 1.0)
+        # And on stderr: the failure says where the counter is.
+        r = self.sweep(self.cpu_args(f"{FAKE_APP} --count-rate 100 --count-for 0.3 --count-bar --figure-to-stderr",
+                                     "--app-progress", bar, "--repetitions", "1", "--no-warmup", ranks="1",
+                                     min_time=None))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("its stderr has a matching line", self.results()[("timeslice", 1)]["error"])
+
     def test_no_counter_line_and_a_counter_that_goes_down(self):
         r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05", "--app-progress", COUNTER, ranks="1", min_time=None))
         self.assertEqual(r.returncode, 1, r.stderr)
@@ -117,6 +147,11 @@ class DirectMeasurement(AppTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         total = float(r.stdout.split("sum: ")[1].split()[0])
         self.assertAlmostEqual(total, 200.0, delta=20.0)
+        # A progress bar (carriage returns, one newline at the end): each redraw timed as it arrives.
+        r = self.together("-k", "1", "--progress", r"([0-9.]+) it", "--", sys.executable, FAKE_APP,
+                          "--startup", "0.5", "--count-rate", "100", "--count-for", "1.5", "--count-bar")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertAlmostEqual(float(r.stdout.split("sum: ")[1].split()[0]), 100.0, delta=10.0)
         r = self.together("-k", "1", "--metric", RATE, "--", sys.executable, FAKE_APP)
         self.assertEqual(r.returncode, 1, r.stdout)
 

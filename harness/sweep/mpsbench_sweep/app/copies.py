@@ -69,6 +69,7 @@ class Run:
     metric: Optional[float] = None     # --app-metric: the rate its stdout reported (farm.py)
     metric_line: Optional[str] = None  # the line it was read from
     progress: Optional[dict] = None    # --app-progress: its counter lines (progress.py)
+    stderr_match: Optional[str] = None  # no match in its stdout: a line of its stderr that matches (the hint)
 
     @property
     def succeeded(self):

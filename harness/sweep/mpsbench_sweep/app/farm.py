@@ -102,11 +102,21 @@ def build_copies(spec, gpus, host_dir):
 
 
 def read_rates(metric, runs):
-    """--app-metric: each run that exited 0 gets the rate its stdout reported (the last matching line)."""
+    """--app-metric: each run that exited 0 gets the rate its stdout reported (the last matching line).
+    --app-progress: the counter lines were read as the run went (progress.py). Either way, a run whose
+    stdout never matched gets the last line of its stderr that does, if any (progress bars such as tqdm
+    write to stderr), for the failure's hint."""
     pattern = re.compile(metric["regex"])
     for run in runs:
-        if run.succeeded:
+        if not run.succeeded:
+            continue
+        if metric["method"] == "metric":
             run.metric, run.metric_line = scan_rate(run.stdout, pattern)
+            matched = run.metric_line is not None
+        else:
+            matched = bool((run.progress or {}).get("samples")) or bool((run.progress or {}).get("bad_line"))
+        if not matched:
+            run.stderr_match = scan_rate(run.stderr, pattern)[1]
 
 
 def check_runs(check, runs, env):
@@ -250,7 +260,7 @@ def serve(stdin=sys.stdin):
                 return 3
             if spec.get("check"):
                 check_runs(spec["check"], window.runs, os.environ)
-            if metric and metric["method"] == "metric":
+            if metric:
                 read_rates(metric, window.runs)
             keep_only_useful_outputs(window.runs)
             _emit("warm" if repetition < 0 else "window", repetition=repetition, window_s=window.window_s,

@@ -33,6 +33,13 @@ def _copies(events, per_node):
     return out
 
 
+def _stderr_hint(run):
+    """Where the figure went to stderr instead (progress bars such as tqdm write there): how to read it."""
+    line = run.get("stderr_match")
+    return (f"; its stderr has a matching line ({line!r}): the figure is read from stdout, so run the program "
+            "as sh -c '... 2>&1'") if line else ""
+
+
 def _counted(run):
     return run["exit_code"] == 0 and run.get("check_exit_code") in (None, 0)
 
@@ -57,7 +64,7 @@ def metric_figures(spec, windows, per_node):
                     raise FigureError(
                         f"{spec.described()}: copy {copy} on {host}, repetition {rep + 1} run {r['number'] + 1} "
                         + (f"printed a matching line whose group is not a number: {found!r}" if found else
-                           "printed no line of its stdout matching it") + f" ({r['stdout']})")
+                           "printed no line of its stdout matching it") + f" ({r['stdout']})" + _stderr_hint(r))
             others = [[o for o in c_runs if _counted(o)] for c, (_, c_runs) in copies.items() if c != copy]
             rated = [r for r in counted if all(_overlaps(r, o) for o in others)]
             rated_total += len(rated)
@@ -99,7 +106,7 @@ def progress_figures(spec, windows, per_node):
                 bad = progress.get("bad_line")
                 raise FigureError(f"{spec.described()}: {where}: " + (
                     f"a matching line's group is not a number: {bad!r}" if bad else
-                    "no line of its stdout matched it") + f" ({run['stdout']})")
+                    "no line of its stdout matched it") + f" ({run['stdout']})" + _stderr_hint(run))
             lines[copy] = (host, run, [tuple(s) for s in progress["samples"]])
         begin = max(s[0][0] for _, _, s in lines.values())
         end = min(s[-1][0] for _, _, s in lines.values())

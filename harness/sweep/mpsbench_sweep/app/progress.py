@@ -3,7 +3,8 @@
 A run's stdout is a pipe (never a terminal: the program buffers as it would into a file; Python
 programs get PYTHONUNBUFFERED=1 so that each line leaves at once). A reader thread per run copies
 every chunk to the run's .out file (for --app-check and for the user) and hands each line to the
-run's ProgressLines, timestamped on arrival (time.monotonic, the window's clock).
+run's ProgressLines, timestamped on arrival (time.monotonic, the window's clock); a carriage return
+ends a line too (progress bars redraw theirs).
 
 CommonWindow follows the copies of this node live: it calls `span.start()` when every copy has
 printed its first counter line and `span.stop()` when the first copy's run ends, so that the energy
@@ -15,6 +16,7 @@ import time
 from .metric import MAX_LINE_BYTES, ProgressLines
 
 READER_JOIN_S = 5.0
+READ_BYTES = 1 << 16
 
 
 class RunReader:
@@ -32,12 +34,26 @@ class RunReader:
         told = False
         try:
             with open(self.out_path, "wb") as out:
-                for chunk in iter(lambda: self.stream.readline(MAX_LINE_BYTES), b""):
+                # What has arrived, not up to a newline: a progress bar redraws its line after a carriage
+                # return, and each redraw is a counter line with its own time of arrival.
+                pending = b""
+                for chunk in iter(lambda: self.stream.read1(READ_BYTES), b""):
                     now = time.monotonic()
                     out.write(chunk)
-                    self.lines.feed(chunk, now)
+                    pending += chunk
+                    cut = max(pending.rfind(b"\n"), pending.rfind(b"\r"))
+                    if cut >= 0:
+                        self.lines.feed(pending[:cut + 1], now)
+                        pending = pending[cut + 1:]
+                    elif len(pending) >= MAX_LINE_BYTES:  # a "line" that long is read in pieces
+                        self.lines.feed(pending, now)
+                        pending = b""
                     if not told and self.lines.samples:
                         told = True
+                        self.on_first()
+                if pending:  # the last line, without a newline
+                    self.lines.feed(pending, time.monotonic())
+                    if not told and self.lines.samples:
                         self.on_first()
         except (OSError, ValueError) as e:
             self.error = str(e)
