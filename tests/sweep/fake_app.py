@@ -17,6 +17,7 @@ It prints "result=ok run=N" on stdout (what the --app-check example looks for). 
   --rate R           it prints "rate: R units/s" (R may be "copy" for 10 x (copy number + 1)) before ending
   --rate-text T      ... or "rate: T units/s" (a group that is not a number)
   --startup S        sleeps S seconds first (a slow start: imports, context, compilation)
+  --sleep-per-copy S copy I sleeps I x S seconds more than --sleep (copies of different lengths)
   --count-rate R     then prints "N,progress" every --count-every seconds for --count-for seconds, N the
                      count so far at R per second (a cumulative counter, flushed line by line)
   --count-down       the counter goes down once (not cumulative)
@@ -64,6 +65,7 @@ def main():
     p.add_argument("--rate")
     p.add_argument("--rate-text")
     p.add_argument("--startup", type=float, default=0.0)
+    p.add_argument("--sleep-per-copy", type=float, default=0.0)
     p.add_argument("--count-rate", type=float)
     p.add_argument("--count-every", type=float, default=0.05)
     p.add_argument("--count-for", type=float, default=1.0)
@@ -120,7 +122,7 @@ def main():
                 print(f"{shown:.3f},progress", file=figures, flush=True)
         if args.count_bar:
             print(file=figures, flush=True)
-    time.sleep(args.sleep)
+    time.sleep(args.sleep + (args.sleep_per_copy * int(copy) if copy.isdigit() else 0.0))
     if args.rate is not None:
         value = 10.0 * (int(copy) + 1) if args.rate == "copy" else float(args.rate)
         print(f"rate: {value} units/s", file=figures)

@@ -56,6 +56,19 @@ class ReportedRate(AppTestCase):
         self.assertIn(pattern, failed[0])
         self.assertEqual((rec["energy"]["available"], rec["primary_unit"]), (False, None))
 
+    def test_a_figure_taken_partly_alone_is_said(self):
+        # Copy 1's runs last 0.6 s longer than copy 0's, one run per window: 0.6 of its 1.0 s ran beside copy 0.
+        r = self.sweep(self.cpu_args(f"{FAKE_APP} --rate copy --sleep 0.4 --sleep-per-copy 0.6", "--app-metric",
+                                     RATE, "--repetitions", "1", "--no-warmup", ranks="1,2", min_time="0.01"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        shared = self.results()[("timeslice", 2)]["app"]["metric"]["least_shared"]
+        self.assertLess(shared, 0.75)
+        self.assertGreater(shared, 0.2)
+        self.assertIsNone(self.results()[("timeslice", 1)]["app"]["metric"]["least_shared"])
+        notes = [line for line in r.stderr.splitlines() if "partly taken with the GPU not shared" in line]
+        self.assertEqual(len(notes), 1, r.stderr)
+        self.assertIn("timeslice k=2", notes[0])
+
     def test_a_figure_on_stderr_fails_saying_so(self):
         # tqdm and friends write to stderr: the figure is read from stdout, and the failure says where it is.
         r = self.sweep(self.cpu_args(f"{FAKE_APP} --sleep 0.05 --rate 5 --figure-to-stderr", "--app-metric", RATE,
@@ -189,6 +202,23 @@ class Arithmetic(unittest.TestCase):
                                            self.run_(1, 0.0, 2.0, 40.0)]}]]
         got = metric_figures(self.SPEC, windows, 2)
         self.assertEqual((got["samples"], got["rated_runs"], got["unrated_runs"]), ([90.0], 2, 1))
+
+    def test_how_much_of_each_rated_run_the_others_shared(self):
+        # As OpenMM's 4 s runs under time slicing on the H100 (runs of 3.24 to 6.03 s at 2 copies): copy 0's
+        # run 0-3.24 s lies inside copy 1's 0-6.03 s, but copy 1 ran 46 % of its run alone.
+        windows = [[{"host": "h", "runs": [self.run_(0, 0.0, 3.24, 913.0), self.run_(1, 0.0, 6.03, 667.0)]}]]
+        self.assertAlmostEqual(metric_figures(self.SPEC, windows, 2)["least_shared"], 3.24 / 6.03)
+        # Three copies: copy 2 runs 1-3 s; copy 1 0-2 s and 2.5-4 s; copy 0 0-4 s. Copy 0 has both others
+        # beside it in 1-2 and 2.5-3 s (1.5 of its 4 s), copy 1's first run in 1-2 s (1 of 2), its second
+        # in 2.5-3 s: 0.5 of 1.5 s, the least.
+        windows = [[{"host": "h", "runs": [self.run_(0, 0.0, 4.0, 1.0), self.run_(1, 0.0, 2.0, 1.0),
+                                           self.run_(1, 2.5, 1.5, 1.0, 1), self.run_(2, 1.0, 2.0, 1.0)]}]]
+        self.assertAlmostEqual(metric_figures(self.SPEC, windows, 3)["least_shared"], 0.5 / 1.5)
+        # Runs side by side all the way: 1; one copy: nothing to share with.
+        windows = [[{"host": "h", "runs": [self.run_(0, 0.0, 2.0, 1.0), self.run_(1, 0.0, 2.0, 1.0)]}]]
+        self.assertEqual(metric_figures(self.SPEC, windows, 2)["least_shared"], 1.0)
+        windows = [[{"host": "h", "runs": [self.run_(0, 0.0, 2.0, 1.0)]}]]
+        self.assertIsNone(metric_figures(self.SPEC, windows, 1)["least_shared"])
 
     def test_progress_interpolates_inside_the_common_window(self):
         spec = MetricSpec("progress", COUNTER, "steps/s")

@@ -6,7 +6,10 @@ node's own, since its window started (every node starts a window on the same lin
 --app-metric (method "metric"): each run that counted (exited 0, --app-check passed) reported a
 rate. A run is rated when it overlapped, in time, a run of every other copy: a rate taken while the
 GPU was not shared by all copies says nothing about sharing. A copy's rate in a repetition is the
-mean of its rated runs' rates; the repetition's figure is the sum over the copies.
+mean of its rated runs' rates; the repetition's figure is the sum over the copies. How much of its
+time each rated run had every other copy running beside it is measured too: the least is recorded
+(least_shared), and below SHARED_ENOUGH the sweep says the figure was partly taken alone (a program
+that times its own loop while another copy is still starting reports more than the copies get together).
 
 --app-progress (method "progress"): each copy ran once per window, its counter lines timestamped as
 they arrived. The common window of a repetition runs from the moment every copy has printed its
@@ -49,10 +52,31 @@ def _overlaps(run, others):
     return any(o["start_s"] < end and run["start_s"] < o["start_s"] + o["duration_s"] for o in others)
 
 
+# A rated run that shared the GPU with every other copy's runs for less of its time than this ran partly
+# alone: its own rate overstates what the copies get together (the sweep says so, job.py).
+SHARED_ENOUGH = 0.9
+
+
+def _shared(run, others):
+    """The share of the run's time during which every other copy had a run going (1.0 without others)."""
+    start, end = run["start_s"], run["start_s"] + run["duration_s"]
+    if end <= start or not others:
+        return 1.0
+    cuts = sorted({start, end} | {t for o in others for r in o for t in (r["start_s"], r["start_s"] + r["duration_s"])
+                                  if start < t < end})
+    covered = 0.0
+    for a, b in zip(cuts, cuts[1:]):
+        mid = (a + b) / 2
+        if all(any(r["start_s"] <= mid <= r["start_s"] + r["duration_s"] for r in o) for o in others):
+            covered += b - a
+    return covered / (end - start)
+
+
 def metric_figures(spec, windows, per_node):
     """{"samples": [figure per repetition], "per_copy": {copy: [rate per repetition]}, "rated_runs",
-    "unrated_runs"} for method metric."""
-    samples, per_copy, rated_total, unrated = [], {}, 0, 0
+    "unrated_runs", "least_shared" (the smallest _shared of a rated run; None for one copy)} for method
+    metric."""
+    samples, per_copy, rated_total, unrated, shared = [], {}, 0, 0, []
     for rep, events in enumerate(windows):
         copies = _copies(events, per_node)
         figure = 0.0
@@ -73,11 +97,14 @@ def metric_figures(spec, windows, per_node):
                 raise FigureError(f"{spec.described()}: copy {copy} on {host}, repetition {rep + 1}: none of its "
                                   "runs overlapped a run of every other copy, so none was measured on a GPU "
                                   "shared by all copies")
+            if others:
+                shared += [_shared(r, others) for r in rated]
             rate = stats.mean([r["metric"] for r in rated]) if rated else 0.0
             per_copy.setdefault(copy, []).append(rate)
             figure += rate
         samples.append(figure)
-    return {"samples": samples, "per_copy": per_copy, "rated_runs": rated_total, "unrated_runs": unrated}
+    return {"samples": samples, "per_copy": per_copy, "rated_runs": rated_total, "unrated_runs": unrated,
+            "least_shared": min(shared) if shared else None}
 
 
 def _at(samples, t):

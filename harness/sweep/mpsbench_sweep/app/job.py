@@ -21,6 +21,7 @@ from ..jobs.session import end_session, helper_command, kept
 from ..node_channel import NodeChannel
 from ..text import printable, say
 from .context import app_context
+from .figures import SHARED_ENOUGH
 from .probe import state_problem
 from .results import AppConfiguration, describe_run
 
@@ -88,6 +89,11 @@ class AppRun(JobRun):
         if not interrupted:
             record["status"] = ("run_failed" if result["status"] != "ok" else
                                 "ok" if result["verified"] else "verification_failed")
+        shared = ((result["app"].get("metric") or {}).get("least_shared") if result["status"] == "ok" else None)
+        if shared is not None and shared < SHARED_ENOUGH:
+            say(f"{self.label}: note: a rated run had every other copy running beside it for only {shared:.0%} of "
+                "its time: its own figure was partly taken with the GPU not shared by all copies (start-up "
+                "differs between copies); give each run more work than its start-up")
         if result["app"]["left_running"]:
             say(f"{self.label}: the runs left {result['app']['left_running']} process(es) running after them; the "
                 "farmer ended them after each window, so they did not run into the next one")

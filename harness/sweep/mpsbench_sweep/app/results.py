@@ -191,7 +191,7 @@ class AppConfiguration:
         obj.update({"copy_spread": (max(medians) - min(medians)) / mean if mean > 0 else None,
                     "jain_fairness": stats.jain_fairness(medians) if medians else None,
                     "common_window_s": own.get("window_s"), "rated_runs": own.get("rated_runs"),
-                    "unrated_runs": own.get("unrated_runs")})
+                    "unrated_runs": own.get("unrated_runs"), "least_shared": own.get("least_shared")})
         return obj
 
     def _copies(self, own=None):
