@@ -56,15 +56,22 @@ def _lines(data, column: str, scale: float, ylabel: str, top: float | None) -> t
     return fig, handles, word
 
 
+def _legend(fig: Figure, handles: dict, data) -> str:
+    """One legend entry per mode in the modes' order, each with its devices where they differ; returns the
+    devices phrase for the title."""
+    devices, suffix = devices_phrase(data)
+    labels = sorted(handles, key=mode_sort_key)
+    set_legend(fig, [handles[m] for m in labels], [m + suffix.get(m, "") for m in labels])
+    return devices
+
+
 def energy_figure(rs: ResultSet, kernel: str, precision: str, params: str | None = None) -> Figure:
     """Energy per unit of work (median over nothing: one metered figure per configuration) vs ranks per GPU."""
     data = _data(rs, kernel, precision, params, "joules_per_unit")
     units = sorted(set(data["energy_unit"]))
     factor, label = per_unit_label(units[0] if len(units) == 1 else None)
     fig, handles, word = _lines(data, "joules_per_unit", factor, f"energy per unit of work [{label}]", None)
-    devices, suffix = devices_phrase(data)
-    labels = [m for m in sorted(handles, key=mode_sort_key)]
-    set_legend(fig, [handles[m] for m in labels], [m + suffix.get(m, "") for m in labels])
+    devices = _legend(fig, handles, data)
     set_title(fig, f"{subject_name(kernel, precision, params)}: energy per unit of work vs ranks per {word}, "
               f"joules of {devices}", "lower is better; joules over the kept repetitions / their work")
     return fig
@@ -74,9 +81,7 @@ def activity_figure(rs: ResultSet, kernel: str, precision: str, params: str | No
     """SM activity (percent of time with work on the SMs) vs ranks per GPU."""
     data = _data(rs, kernel, precision, params, "sm_active")
     fig, handles, word = _lines(data, "sm_active", 1.0, "SM active [%]", 100.0)
-    devices, suffix = devices_phrase(data)
-    labels = [m for m in sorted(handles, key=mode_sort_key)]
-    set_legend(fig, [handles[m] for m in labels], [m + suffix.get(m, "") for m in labels])
+    devices = _legend(fig, handles, data)
     set_title(fig, f"{subject_name(kernel, precision, params)}: SM activity vs ranks per {word}, mean over "
               f"{devices}", "percent of the time the SMs had work (NVML GPM), over the kept repetitions")
     return fig
