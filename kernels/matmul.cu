@@ -6,7 +6,8 @@
 // Work: 2 N^3 flops per iteration; bytes = 3 N^2 elements (A, B read, C written once).
 // Device memory: 3 N^2 elements plus the cuBLAS workspace.
 // Verification: sampled entries of C (all of C for N <= 256) against a float64
-//               CPU product of the same inputs, error relative to (|A||B|)_ij.
+//               CPU product of the same inputs, error relative to (|A||B|)_ij, and every entry
+//               of C finite; both read on the device (matmul_check.hpp).
 // Limits: N <= 46340 so N^2 fits a 32-bit cuBLAS leading-dimension product.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -19,6 +20,7 @@
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "host_threads.hpp"
+#include "matmul_check.hpp"
 #include "matmul_cpu.hpp"
 #include "registry.hpp"
 
@@ -76,8 +78,14 @@ class MatmulGpu final : public Workload {
   }
 
   Verification verify() override {
-    if (!reference_) reference_ = product_reference(inputs_, seed_ + 1);  // once: verified again when kept
-    return verify_product(*reference_, n_, download_c(), precision_);
+    if (!reference_) {  // once: verified again when kept
+      reference_ = product_reference(inputs_, seed_ + 1);
+      entry_indices_.clear();
+      for (const auto& e : reference_->entries) entry_indices_.push_back(e.i * n_ + e.j);
+    }
+    sync();
+    return check_product(*reference_, n_,
+                         check_on_device(c_.as<void>(), n_, precision_ == "bf16", entry_indices_, stream_), precision_);
   }
 
  private:
@@ -99,25 +107,13 @@ class MatmulGpu final : public Workload {
     }
   }
 
-  std::vector<float> download_c() {
-    sync();
-    std::vector<float> c(static_cast<std::size_t>(n_ * n_));
-    if (precision_ == "bf16") {
-      std::vector<__nv_bfloat16> raw(c.size());
-      MPSB_CUDA(cudaMemcpy(raw.data(), c_.as<void>(), c_.bytes(), cudaMemcpyDeviceToHost));
-      for (std::size_t i = 0; i < c.size(); ++i) c[i] = __bfloat162float(raw[i]);
-    } else {
-      MPSB_CUDA(cudaMemcpy(c.data(), c_.as<void>(), c_.bytes(), cudaMemcpyDeviceToHost));
-    }
-    return c;
-  }
-
   std::string precision_;
   std::int64_t n_;
   cudaStream_t stream_;
   std::uint64_t seed_ = 0;
   Inputs inputs_;
   std::optional<ProductReference> reference_;
+  std::vector<std::int64_t> entry_indices_;  // the reference's entries as i * N + j
   DeviceBuffer a_, b_, c_;
   cublasHandle_t handle_ = nullptr;
   cudaDataType_t type_ = CUDA_R_32F;

@@ -145,28 +145,32 @@ ProductReference product_reference(const Inputs& in, std::uint64_t sample_seed) 
   return r;
 }
 
-Verification verify_product(const ProductReference& reference, std::int64_t n, const std::vector<float>& c,
-                            const std::string& precision) {
+Verification check_product(const ProductReference& reference, std::int64_t n, const ProductCheckInput& c,
+                           const std::string& precision) {
   Verification v;
   v.tolerance = tolerance(precision);
-  for (std::size_t idx = 0; idx < c.size(); ++idx) {
-    if (!std::isfinite(c[idx])) {
-      std::ostringstream msg;
-      msg << "C[" << idx / static_cast<std::size_t>(n) << "][" << idx % static_cast<std::size_t>(n)
-          << "] is not finite (" << c[idx] << ")";
-      v.detail = msg.str();
-      v.max_rel_error = INFINITY;
-      return v;
-    }
+  if (!c.all_finite) {
+    std::ostringstream msg;
+    msg << "C[" << c.first_nonfinite / static_cast<std::size_t>(n) << "][" << c.first_nonfinite % static_cast<std::size_t>(n)
+        << "] is not finite (" << c.first_nonfinite_value << ")";
+    v.detail = msg.str();
+    v.max_rel_error = INFINITY;
+    return v;
   }
-  for (const auto& e : reference.entries) {
-    const double err = std::fabs(static_cast<double>(c[e.i * n + e.j]) - e.ref) / std::max(e.magnitude, 1e-300);
+  if (c.at_entries.size() != reference.entries.size()) {
+    throw std::logic_error("matmul: " + std::to_string(c.at_entries.size()) + " values of C for " +
+                           std::to_string(reference.entries.size()) + " reference entries");
+  }
+  for (std::size_t e = 0; e < reference.entries.size(); ++e) {
+    const auto& entry = reference.entries[e];
+    const float value = c.at_entries[e];
+    const double err = std::fabs(static_cast<double>(value) - entry.ref) / std::max(entry.magnitude, 1e-300);
     ++v.checked;
     if (err > v.max_rel_error) {
       v.max_rel_error = err;
       if (err > v.tolerance) {
         std::ostringstream msg;
-        msg << "C[" << e.i << "][" << e.j << "] = " << c[e.i * n + e.j] << ", float64 reference " << e.ref;
+        msg << "C[" << entry.i << "][" << entry.j << "] = " << value << ", float64 reference " << entry.ref;
         v.detail = msg.str();
       }
     }
@@ -174,6 +178,22 @@ Verification verify_product(const ProductReference& reference, std::int64_t n, c
   v.ok = v.max_rel_error <= v.tolerance;
   if (v.ok) v.detail.clear();
   return v;
+}
+
+Verification verify_product(const ProductReference& reference, std::int64_t n, const std::vector<float>& c,
+                            const std::string& precision) {
+  ProductCheckInput in;
+  for (std::size_t idx = 0; idx < c.size(); ++idx) {
+    if (!std::isfinite(c[idx])) {
+      in.all_finite = false;
+      in.first_nonfinite = idx;
+      in.first_nonfinite_value = c[idx];
+      return check_product(reference, n, in, precision);
+    }
+  }
+  in.at_entries.reserve(reference.entries.size());
+  for (const auto& e : reference.entries) in.at_entries.push_back(c[static_cast<std::size_t>(e.i * n + e.j)]);
+  return check_product(reference, n, in, precision);
 }
 
 Verification verify_product(const Inputs& in, const std::vector<float>& c, const std::string& precision,

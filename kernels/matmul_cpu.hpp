@@ -53,6 +53,18 @@ ProductReference product_reference(const Inputs& in, std::uint64_t sample_seed);
 Verification verify_product(const ProductReference& reference, std::int64_t n, const std::vector<float>& c,
                             const std::string& precision);
 
+// What the check of C needs, wherever C is (the GPU workload takes it on the device: matmul_check.hpp):
+// the first entry of C, in row-major order, that is not finite (its index and value), if any, and C's
+// values at the reference's entries, in their order. verify_product is this with C on the host.
+struct ProductCheckInput {
+  bool all_finite = true;
+  std::size_t first_nonfinite = 0;
+  float first_nonfinite_value = 0;
+  std::vector<float> at_entries;
+};
+Verification check_product(const ProductReference& reference, std::int64_t n, const ProductCheckInput& c,
+                           const std::string& precision);
+
 std::unique_ptr<Workload> make_cpu_workload(const WorkloadArgs& args);
 
 }  // namespace mpsb::matmul

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,33 @@ TEST(Verify, FlagsAnUnwrittenEntryAnywhere) {
   const Verification v = verify_product(in, c, "bf16", 3);
   EXPECT_FALSE(v.ok);
   EXPECT_NE(v.detail.find("not finite"), std::string::npos) << v.detail;
+}
+
+// check_product is the comparison for C wherever it was read (the GPU workload reads C on the device):
+// given the first non-finite entry it names it; given the values at the entries it compares them; given
+// a count of values other than the entries' it refuses.
+TEST(Verify, CheckProductFromWhatWasReadOfC) {
+  const std::int64_t n = 300;
+  const Inputs in = make_inputs("fp32", n, 8);
+  std::vector<float> c(in.a.size());
+  blocked_product(in.a.data(), in.b.data(), c.data(), n);
+  const ProductReference ref = product_reference(in, 3);
+  ProductCheckInput read;
+  for (const auto& e : ref.entries) read.at_entries.push_back(c[static_cast<std::size_t>(e.i * n + e.j)]);
+  const Verification good = check_product(ref, n, read, "fp32");
+  EXPECT_TRUE(good.ok) << good.detail;
+  EXPECT_EQ(good.checked, static_cast<std::int64_t>(ref.entries.size()));
+  read.at_entries.back() += 1.0f;
+  EXPECT_FALSE(check_product(ref, n, read, "fp32").ok);
+  read.at_entries.pop_back();
+  EXPECT_THROW(check_product(ref, n, read, "fp32"), std::logic_error);
+  ProductCheckInput unwritten;
+  unwritten.all_finite = false;
+  unwritten.first_nonfinite = 2 * 300 + 7;
+  unwritten.first_nonfinite_value = NAN;
+  const Verification v = check_product(ref, n, unwritten, "fp32");
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.detail.find("C[2][7] is not finite"), std::string::npos) << v.detail;
 }
 
 TEST(Verify, Tf32ErrorsAreOutsideTheFp32Tolerance) {
