@@ -9,11 +9,7 @@
 #include <cstdint>
 #include <tuple>
 
-#if defined(__CUDACC__)
-#define MPSB_HOST_DEVICE __host__ __device__
-#else
-#define MPSB_HOST_DEVICE
-#endif
+#include "host_device.hpp"
 
 namespace mpsb::nbody {
 

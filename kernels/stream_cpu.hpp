@@ -10,13 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "host_device.hpp"
+#include "random_inputs.hpp"
 #include "workload.hpp"
-
-#ifdef __CUDACC__
-#define MPSB_STREAM_HD __host__ __device__
-#else
-#define MPSB_STREAM_HD
-#endif
 
 namespace mpsb::stream {
 
@@ -51,11 +47,9 @@ double device_bytes(const std::string& precision, std::int64_t n);
 // bits, so s * c is exact in fp32 and fp64 alike. Hence b + s c has a single
 // rounding whether the compiler fuses it into an FMA or not, and every correct
 // implementation gives bit-identical results.
-MPSB_STREAM_HD inline float input_value(std::uint64_t seed, std::int64_t i) {
-  std::uint64_t z = seed + (static_cast<std::uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z = z ^ (z >> 31);
+MPSB_HOST_DEVICE inline float input_value(std::uint64_t seed, std::int64_t i) {
+  std::uint64_t state = splitmix64_skip(seed, static_cast<std::uint64_t>(i));
+  const std::uint64_t z = splitmix64(state);
   const auto m = static_cast<std::int32_t>(z >> 42);  // top 22 bits: [0, 2^22)
   return static_cast<float>(2 * m + 1 - (1 << 22)) * (1.0f / static_cast<float>(1 << 22));
 }
@@ -67,7 +61,7 @@ inline std::uint64_t seed_src(std::uint64_t seed) { return seed; }
 
 // The triad as every implementation writes it.
 template <typename T>
-MPSB_STREAM_HD inline T triad_value(T b, T c) {
+MPSB_HOST_DEVICE inline T triad_value(T b, T c) {
   return b + static_cast<T>(kScalar) * c;
 }
 
