@@ -5,30 +5,28 @@
 //             bf16 (BF16 A, B and C, FP32 accumulation).
 // Work: 2 N^3 flops per iteration; bytes = 3 N^2 elements (A, B read, C written once).
 // Device memory: 3 N^2 elements plus the cuBLAS workspace.
+// Inputs: A and B made on the device from the seed (matmul_inputs.hpp), untimed; the
+//               float64 reference makes the rows and columns it needs from the same definition.
 // Verification: sampled entries of C (all of C for N <= 256) against a float64
 //               CPU product of the same inputs, error relative to (|A||B|)_ij, and every entry
 //               of C finite; both read on the device (matmul_check.hpp).
 // Limits: N <= 46340 so N^2 fits a 32-bit cuBLAS leading-dimension product.
 #include <cublas_v2.h>
-#include <cuda_bf16.h>
 
-#include <algorithm>
-#include <cmath>
 #include <optional>
 #include <vector>
 
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
-#include "host_threads.hpp"
 #include "matmul_check.hpp"
 #include "matmul_cpu.hpp"
+#include "matmul_inputs.hpp"
 #include "registry.hpp"
 
 namespace mpsb::matmul {
 namespace {
 
 constexpr double kCublasWorkspaceBytes = 64.0 * 1024 * 1024;
-constexpr std::size_t kConvertChunk = std::size_t{1} << 20;  // elements per chunk of the bf16 conversion
 
 class MatmulGpu final : public Workload {
  public:
@@ -41,14 +39,14 @@ class MatmulGpu final : public Workload {
 
   void setup(std::uint64_t seed) override {
     seed_ = seed;
-    inputs_ = make_inputs(precision_, n_, seed);
     const auto count = static_cast<std::size_t>(n_ * n_);
     const auto bytes = count * static_cast<std::size_t>(element_bytes(precision_));
     a_ = DeviceBuffer(bytes);
     b_ = DeviceBuffer(bytes);
     c_ = DeviceBuffer(bytes);
-    upload(inputs_.a, a_);
-    upload(inputs_.b, b_);
+    const bool bf16 = precision_ == "bf16";
+    fill_on_device(a_.as<void>(), bf16, count, operand_seed(seed, Operand::a), stream_);
+    fill_on_device(b_.as<void>(), bf16, count, operand_seed(seed, Operand::b), stream_);
     // Poison C with NaN (0xFF bytes) so an entry nothing wrote cannot pass.
     MPSB_CUDA(cudaMemsetAsync(c_.as<void>(), 0xFF, bytes, stream_));
     MPSB_CUBLAS(cublasCreate(&handle_));
@@ -79,7 +77,7 @@ class MatmulGpu final : public Workload {
 
   Verification verify() override {
     if (!reference_) {  // once: verified again when kept
-      reference_ = product_reference(inputs_, seed_ + 1);
+      reference_ = product_reference(precision_, n_, seed_, seed_ + 1);
       entry_indices_.clear();
       for (const auto& e : reference_->entries) entry_indices_.push_back(e.i * n_ + e.j);
     }
@@ -89,29 +87,10 @@ class MatmulGpu final : public Workload {
   }
 
  private:
-  void upload(const std::vector<float>& host, DeviceBuffer& device) {
-    if (precision_ == "bf16") {
-      std::vector<__nv_bfloat16> converted(host.size());
-      const auto chunks = static_cast<std::int64_t>((host.size() + kConvertChunk - 1) / kConvertChunk);
-      for_each_chunk(chunks, [&](std::int64_t c) {
-        const std::size_t begin = static_cast<std::size_t>(c) * kConvertChunk;
-        const std::size_t end = std::min(host.size(), begin + kConvertChunk);
-        for (std::size_t i = begin; i < end; ++i) converted[i] = __float2bfloat16(host[i]);
-      });
-      MPSB_CUDA(cudaMemcpyAsync(device.as<void>(), converted.data(), device.bytes(), cudaMemcpyHostToDevice,
-                                stream_));
-      // From pageable memory the call returns once the source is staged, so
-      // `converted` may go; the stream orders the copy before the first GEMM.
-    } else {
-      MPSB_CUDA(cudaMemcpyAsync(device.as<void>(), host.data(), device.bytes(), cudaMemcpyHostToDevice, stream_));
-    }
-  }
-
   std::string precision_;
   std::int64_t n_;
   cudaStream_t stream_;
   std::uint64_t seed_ = 0;
-  Inputs inputs_;
   std::optional<ProductReference> reference_;
   std::vector<std::int64_t> entry_indices_;  // the reference's entries as i * N + j
   DeviceBuffer a_, b_, c_;

@@ -6,8 +6,10 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "host_threads.hpp"
+#include "matmul_inputs.hpp"
 #include "random_inputs.hpp"
 
 namespace mpsb::matmul {
@@ -82,7 +84,12 @@ void blocked_product(const float* a, const float* b, float* c, std::int64_t n) {
 }
 
 constexpr std::size_t kInputChunk = std::size_t{1} << 20;  // elements per chunk of make_inputs
-constexpr std::int64_t kEntryChunk = 256;                   // entries per chunk of product_reference
+constexpr std::int64_t kEntryChunk = 64;                    // entries per chunk of product_reference
+
+float stored_value(bool bf16, std::uint64_t operand_seed, std::uint64_t index) {
+  const float x = operand_value(operand_seed, index);
+  return bf16 ? round_to_bf16(x) : x;
+}
 
 Inputs make_inputs(const std::string& precision, std::int64_t n, std::uint64_t seed) {
   Inputs in;
@@ -90,28 +97,26 @@ Inputs make_inputs(const std::string& precision, std::int64_t n, std::uint64_t s
   const auto count = static_cast<std::size_t>(n * n);
   in.a.resize(count);
   in.b.resize(count);
-  // The same values as one fill_uniform per matrix, made in chunks on a few threads (issue 28: 134 M
-  // draws at N 8192 took most of a configuration's set-up on one core).
+  // In chunks on a few threads: the values do not depend on the chunks (matmul_inputs.hpp).
   const bool bf16 = precision == "bf16";
   const auto chunks = static_cast<std::int64_t>((count + kInputChunk - 1) / kInputChunk);
   for_each_chunk(2 * chunks, [&](std::int64_t c) {
     const bool second = c >= chunks;
     float* data = second ? in.b.data() : in.a.data();
+    const std::uint64_t from = operand_seed(seed, second ? Operand::b : Operand::a);
     const std::size_t begin = static_cast<std::size_t>(second ? c - chunks : c) * kInputChunk;
     const std::size_t end = std::min(count, begin + kInputChunk);
-    fill_uniform_range(data, begin, end, second ? seed ^ 0x5DEECE66Dull : seed, -1.0f, 1.0f);
-    if (bf16) {
-      for (std::size_t i = begin; i < end; ++i) data[i] = round_to_bf16(data[i]);
-    }
+    for (std::size_t i = begin; i < end; ++i) data[i] = stored_value(bf16, from, i);
   });
   return in;
 }
 
-ProductReference product_reference(const Inputs& in, std::uint64_t sample_seed) {
-  const std::int64_t n = in.n;
+ProductReference product_reference(const std::string& precision, std::int64_t n, std::uint64_t seed,
+                                   std::uint64_t sample_seed) {
   ProductReference r;
   auto add_entry = [&](std::int64_t i, std::int64_t j) { r.entries.push_back({i, j, 0, 0}); };
-  if (n <= kFullCheckMaxN) {
+  const bool full = n <= kFullCheckMaxN;
+  if (full) {
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t j = 0; j < n; ++j) add_entry(i, j);
   } else {
@@ -126,15 +131,31 @@ ProductReference product_reference(const Inputs& in, std::uint64_t sample_seed) 
       add_entry(i, j);
     }
   }
-  // The entries' float64 dot products, each summed in ascending k, in chunks on a few threads.
+  // Every entry needs row i of A and column j of B. Small matrices are made whole; for sampled
+  // entries each row and column is made alone, so the reference never holds A and B (N = 8192: 17 M
+  // values instead of 134 M). Each entry's float64 dot product is summed in ascending k.
+  const bool bf16 = precision == "bf16";
+  const std::uint64_t seed_a = operand_seed(seed, Operand::a), seed_b = operand_seed(seed, Operand::b);
+  std::optional<Inputs> whole;
+  if (full) whole = make_inputs(precision, n, seed);
   const auto count = static_cast<std::int64_t>(r.entries.size());
+  const auto un = static_cast<std::uint64_t>(n);
   for_each_chunk((count + kEntryChunk - 1) / kEntryChunk, [&](std::int64_t c) {
+    std::vector<float> row(full ? 0 : static_cast<std::size_t>(n)), column(row.size());
     for (std::int64_t e = c * kEntryChunk; e < std::min(count, (c + 1) * kEntryChunk); ++e) {
       ProductReference::Entry& entry = r.entries[static_cast<std::size_t>(e)];
+      const auto i = static_cast<std::uint64_t>(entry.i), j = static_cast<std::uint64_t>(entry.j);
+      auto a_ik = [&](std::uint64_t k) { return full ? whole->a[i * un + k] : row[k]; };
+      auto b_kj = [&](std::uint64_t k) { return full ? whole->b[k * un + j] : column[k]; };
+      if (!full) {
+        for (std::uint64_t k = 0; k < un; ++k) {
+          row[k] = stored_value(bf16, seed_a, i * un + k);
+          column[k] = stored_value(bf16, seed_b, k * un + j);
+        }
+      }
       double ref = 0, magnitude = 0;
-      for (std::int64_t k = 0; k < n; ++k) {
-        const double p =
-            static_cast<double>(in.a[entry.i * n + k]) * static_cast<double>(in.b[k * n + entry.j]);
+      for (std::uint64_t k = 0; k < un; ++k) {
+        const double p = static_cast<double>(a_ik(k)) * static_cast<double>(b_kj(k));
         ref += p;
         magnitude += std::fabs(p);
       }
@@ -196,9 +217,9 @@ Verification verify_product(const ProductReference& reference, std::int64_t n, c
   return check_product(reference, n, in, precision);
 }
 
-Verification verify_product(const Inputs& in, const std::vector<float>& c, const std::string& precision,
-                            std::uint64_t sample_seed) {
-  return verify_product(product_reference(in, sample_seed), in.n, c, precision);
+Verification verify_product(const std::string& precision, std::int64_t n, std::uint64_t seed,
+                            const std::vector<float>& c, std::uint64_t sample_seed) {
+  return verify_product(product_reference(precision, n, seed, sample_seed), n, c, precision);
 }
 
 namespace {
@@ -211,9 +232,9 @@ class MatmulCpu final : public Workload {
 
   void setup(std::uint64_t seed) override {
     seed_ = seed;
-    inputs_ = make_inputs(precision_, n_, seed);
-    a_ = inputs_.a;
-    b_ = inputs_.b;
+    Inputs in = make_inputs(precision_, n_, seed);
+    a_ = std::move(in.a);
+    b_ = std::move(in.b);
     if (precision_ == "tf32") {
       for (auto& x : a_) x = round_to_tf32(x);
       for (auto& x : b_) x = round_to_tf32(x);
@@ -233,7 +254,7 @@ class MatmulCpu final : public Workload {
     return Work{2.0 * n * n * n, 3.0 * n * n * element_bytes(precision_), 0, ""};
   }
   Verification verify() override {
-    if (!reference_) reference_ = product_reference(inputs_, seed_ + 1);  // once: verified again when kept
+    if (!reference_) reference_ = product_reference(precision_, n_, seed_, seed_ + 1);  // once: verified again when kept
     return verify_product(*reference_, n_, c_, precision_);
   }
 
@@ -241,7 +262,6 @@ class MatmulCpu final : public Workload {
   std::string precision_;
   std::int64_t n_;
   std::uint64_t seed_ = 0;
-  Inputs inputs_;
   std::optional<ProductReference> reference_;
   std::vector<float> a_, b_, c_;
 };

@@ -32,11 +32,11 @@ struct Inputs {
 };
 Inputs make_inputs(const std::string& precision, std::int64_t n, std::uint64_t seed);
 
-// Compares C against a float64 product of the same inputs: every entry for
-// small n, otherwise a seeded random sample plus the four corners. Also fails
-// on any non-finite entry anywhere in C.
-Verification verify_product(const Inputs& in, const std::vector<float>& c, const std::string& precision,
-                            std::uint64_t sample_seed);
+// Compares C against a float64 product of the inputs make_inputs(precision, n, seed) makes: every
+// entry for small n, otherwise a seeded random sample plus the four corners. Also fails on any
+// non-finite entry anywhere in C.
+Verification verify_product(const std::string& precision, std::int64_t n, std::uint64_t seed,
+                            const std::vector<float>& c, std::uint64_t sample_seed);
 
 // The float64 reference of the entries verify_product checks, each with its (|A||B|)_ij: the same for
 // the same inputs and sample seed, so a workload verified again (the harness keeps it from one
@@ -48,7 +48,9 @@ struct ProductReference {
   };
   std::vector<Entry> entries;  // in the order they are checked
 };
-ProductReference product_reference(const Inputs& in, std::uint64_t sample_seed);
+// Made from the seed (matmul_inputs.hpp), never from copies of A and B: the GPU workload has none.
+ProductReference product_reference(const std::string& precision, std::int64_t n, std::uint64_t seed,
+                                   std::uint64_t sample_seed);
 // verify_product against a reference computed before (n: the matrices' size).
 Verification verify_product(const ProductReference& reference, std::int64_t n, const std::vector<float>& c,
                             const std::string& precision);

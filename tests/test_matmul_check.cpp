@@ -12,6 +12,7 @@
 
 #include "device_buffer.hpp"
 #include "matmul_check.hpp"
+#include "matmul_inputs.hpp"
 #include "registry.hpp"
 #include "runtime/check.hpp"
 
@@ -73,6 +74,31 @@ TEST_F(DeviceCheck, ReadsBfloat16) {
   EXPECT_FALSE(bad.all_finite);
   EXPECT_EQ(bad.first_nonfinite, static_cast<std::size_t>(kN * kN - 2));
   EXPECT_EQ(bad.first_nonfinite_value, -std::numeric_limits<float>::infinity());
+}
+
+// The GPU workload makes A and B on the device: the values make_inputs makes on the host, bit for bit,
+// bf16 rounding included (the reference is computed from the host's).
+TEST_F(DeviceCheck, MakesTheInputsTheHostMakes) {
+  for (const bool bf16 : {false, true}) {
+    const Inputs host = make_inputs(bf16 ? "bf16" : "fp32", kN, 77);
+    for (const Operand operand : {Operand::a, Operand::b}) {
+      const std::vector<float>& want = operand == Operand::a ? host.a : host.b;
+      DeviceBuffer d(want.size() * (bf16 ? sizeof(__nv_bfloat16) : sizeof(float)));
+      fill_on_device(d.as<void>(), bf16, want.size(), operand_seed(77, operand), stream_);
+      MPSB_CUDA(cudaStreamSynchronize(stream_));
+      std::vector<float> got(want.size());
+      if (bf16) {
+        std::vector<__nv_bfloat16> raw(want.size());
+        MPSB_CUDA(cudaMemcpy(raw.data(), d.as<void>(), d.bytes(), cudaMemcpyDeviceToHost));
+        for (std::size_t i = 0; i < raw.size(); ++i) got[i] = __bfloat162float(raw[i]);
+      } else {
+        MPSB_CUDA(cudaMemcpy(got.data(), d.as<void>(), d.bytes(), cudaMemcpyDeviceToHost));
+      }
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << (bf16 ? "bf16 " : "fp32 ") << (operand == Operand::a ? "A" : "B") << " " << i;
+      }
+    }
+  }
 }
 
 // Above 256 the workload checks sampled entries: every precision verifies after a run and fails,
