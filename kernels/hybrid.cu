@@ -32,7 +32,7 @@
 //       wait for a GPU shared with other ranks count), the mean per iteration
 //       over every run() since setup except the first (warm-up).
 // Verification: the last iteration's offload, recomputed from the last input
-//       (still in the pinned buffer) in float64: every cell for N <= 65536,
+//       (still in the pinned buffer) in float64: every cell for N <= 4096,
 //       else both ends plus 4096 seeded cells; error |out - ref| / max(|ref|, 1)
 //       against 3.1e-5; any non-finite output fails. The host copy of the result
 //       must equal the device's, so a missing copy back fails too.

@@ -11,9 +11,6 @@
 namespace mpsb::hybrid {
 namespace {
 
-constexpr std::int64_t kFullCheckMaxN = 65536;  // float64 reference of every cell stays under ~0.1 s
-constexpr std::int64_t kSampledCells = 4096;
-
 inline float relax(float left, float centre, float right, float forcing) {
   return centre + kDiffusion * (left + right - 2.0f * centre) + kForcingRate * (forcing - centre);
 }
@@ -86,7 +83,7 @@ Verification verify_reaction(const float* in, const float* out, std::int64_t n, 
       }
     }
   };
-  if (n <= kFullCheckMaxN) {
+  if (n <= kFullCheckMaxCells) {
     for (std::int64_t i = 0; i < n; ++i) check_cell(i);
   } else {
     check_cell(0);

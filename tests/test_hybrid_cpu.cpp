@@ -130,14 +130,14 @@ TEST(Iteration, CpuWorkloadFollowsTheNaiveModel) {
 }
 
 TEST(Verify, AcceptsACorrectResult) {
-  for (std::int64_t n : {std::int64_t{40}, std::int64_t{100000}}) {
+  for (std::int64_t n : {std::int64_t{40}, kFullCheckMaxCells, kFullCheckMaxCells + 1, std::int64_t{100000}}) {
     const auto in = uniform(n, 6);
     std::vector<float> out(in.size());
     react_all(in.data(), out.data(), n);
     const Verification v = verify_reaction(in.data(), out.data(), n, 1);
     EXPECT_TRUE(v.ok) << v.detail;
     EXPECT_GT(v.max_rel_error, 0.0);
-    EXPECT_EQ(v.checked, n <= 65536 ? n : 4096 + 2);
+    EXPECT_EQ(v.checked, n <= kFullCheckMaxCells ? n : kSampledCells + 2);
   }
 }
 
