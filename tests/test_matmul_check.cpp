@@ -35,7 +35,10 @@ class DeviceCheck : public ::testing::Test {
   template <typename T>
   DeviceBuffer upload(const std::vector<T>& host) const {
     DeviceBuffer d(host.size() * sizeof(T));
-    MPSB_CUDA(cudaMemcpy(d.as<void>(), host.data(), d.bytes(), cudaMemcpyHostToDevice));
+    // On the test's stream and waited for: a cudaMemcpy from pageable memory may return before its DMA
+    // ends, and the non-blocking stream would not wait for it (seen on an H100: a stale C passed).
+    MPSB_CUDA(cudaMemcpyAsync(d.as<void>(), host.data(), d.bytes(), cudaMemcpyHostToDevice, stream_));
+    MPSB_CUDA(cudaStreamSynchronize(stream_));
     return d;
   }
   cudaStream_t stream_ = nullptr;
