@@ -203,8 +203,14 @@ powers_up_to() {
   echo "$list$1"
 }
 
+# "4 min 1 s" for a count of seconds.
+minutes_seconds() { if [ "$1" -ge 60 ]; then echo "$(($1 / 60)) min $(($1 % 60)) s"; else echo "$1 s"; fi; }
+
 run_compare() {
   local started=$SECONDS dry=${MPSBENCH_BOOTSTRAP_DRY_RUN:-}
+  # Where the command's time went, said on its last line: packages and build, the GPU probe, waiting for
+  # the analysis install to end, the comparison itself and the report.
+  local mark=$SECONDS took_build=0 took_probe=0 took_wait=0 took_sweep=0 took_report=""
   # Options for the sweep itself; everything else goes to mpsbench.
   local sweep_opts=() user_args=() output="" modes="" rpg="" want_cpu="" has_gpus="" flag value
   while [ $# -gt 0 ]; do
@@ -246,9 +252,11 @@ run_compare() {
     # Only what the run needs: mpsbench and the probe that counts the GPUs (not the tests, not the examples).
     configure_and_build "$(cuda_arch_args)" --target mpsbench mpsbench-probe
   fi
+  took_build=$((SECONDS - mark)) mark=$SECONDS
 
   local gpus problem device_args=()
   read -r gpus problem <<<"$(count_gpus)"
+  took_probe=$((SECONDS - mark))
   [[ $gpus =~ ^[0-9]+$ ]] || gpus=0
   if [ "$gpus" -eq 0 ] || [ -n "$want_cpu" ]; then
     if [ -z "$want_cpu" ]; then
@@ -304,6 +312,7 @@ run_compare() {
   fi
 
   analyzer=()
+  mark=$SECONDS
   if [ -n "$analysis_pid" ]; then
     wait "$analysis_pid" || true
     analysis_pid=""
@@ -312,7 +321,9 @@ run_compare() {
 
   say "comparing $modes at $rpg ranks per GPU: $(quoted "${sweep[@]}")"
   local rc=0
+  took_wait=$((SECONDS - mark)) mark=$SECONDS
   "${sweep[@]}" || rc=$?
+  took_sweep=$((SECONDS - mark))
   [ "$rc" -lt 128 ] || exit "$rc"  # interrupted: the sweep has cleaned up and said so
 
   local written=""
@@ -320,14 +331,18 @@ run_compare() {
     written="results in $output"
     if [ ${#analyzer[@]} -gt 0 ]; then
       local err
+      mark=$SECONDS
       if err=$("${analyzer[@]}" "${report[@]:1}" 2>&1 >/dev/null); then
         written+=", report in $html"
+        took_report=", the report $((SECONDS - mark)) s"
       else
         say "no HTML report: mpsbench-analyze report failed: ${err##*$'\n'}"
       fi
     fi
   fi
-  say "${written:-no results written}; logs in ${output%.json}-work/ ($(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s in all)"
+  say "${written:-no results written}; logs in ${output%.json}-work/ ($(minutes_seconds $((SECONDS - started))) in all:" \
+      "packages and build $took_build s, GPU probe $took_probe s, waiting for the analysis install $took_wait s," \
+      "the comparison $(minutes_seconds "$took_sweep")$took_report)"
   exit "$rc"
 }
 

@@ -222,6 +222,12 @@ class BootstrapRun(unittest.TestCase):
         self.assertIn("no HTML report here", out)
         self.assertIn("mpsbench-analyze report out.json", out)
 
+    def test_the_last_line_says_minutes_and_seconds(self):
+        script = f"source {shlex.quote(BOOTSTRAP)}; minutes_seconds 236; minutes_seconds 60; minutes_seconds 42"
+        r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines(), ["3 min 56 s", "1 min 0 s", "42 s"])
+
     def test_ci_runs_only_the_test_command(self):
         with open(os.path.join(REPO, ".ci", "run"), encoding="utf-8") as f:
             commands = [l for l in f.read().splitlines() if l.strip() and not l.startswith("#")]
