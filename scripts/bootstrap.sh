@@ -20,7 +20,7 @@ jobs=$(nproc)
 # `run`: the measurement settings every mpsbench job of the comparison gets. The options given to
 # `scripts/bootstrap.sh run` come after them, so they win. presets/compare.json: short windows after a
 # timed warm-up, at least 3 repetitions and more only while the median's noise is above 1% (at most
-# 1 s per configuration), so that the whole command, build included, stays within about 6 minutes
+# 1 s per configuration), so that the whole command, build included, stays within about 4 minutes
 # on one H100 (README).
 measure_args=(--preset compare)
 # `run`: the MPS gain over timeslice that pays off, in the verdict lines and the report's crossover: the
