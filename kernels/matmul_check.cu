@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -58,15 +59,16 @@ ProductCheckInput check_on_device(const void* c, std::int64_t n, bool bf16, cons
   if (found != kNone) {
     out.all_finite = false;
     out.first_nonfinite = static_cast<std::size_t>(found);
-    DeviceBuffer one(sizeof(float));
-    const long long index = static_cast<long long>(found);
-    DeviceBuffer where(sizeof index);
-    MPSB_CUDA(cudaMemcpyAsync(where.as<void>(), &index, sizeof index, cudaMemcpyHostToDevice, stream));
-    gather<<<1, 1, 0, stream>>>(c, bf16, where.as<long long>(), 1, one.as<float>());
-    MPSB_CUDA(cudaGetLastError());
-    MPSB_CUDA(cudaMemcpyAsync(&out.first_nonfinite_value, one.as<void>(), sizeof(float), cudaMemcpyDeviceToHost,
-                              stream));
+    // Its value: the entry's bits, read alone (a bfloat16's are the upper half of a float's).
+    std::uint32_t word = 0;
+    std::uint16_t half = 0;
+    const std::size_t element = bf16 ? sizeof half : sizeof word;
+    const auto* at = static_cast<const unsigned char*>(c) + out.first_nonfinite * element;
+    MPSB_CUDA(cudaMemcpyAsync(bf16 ? static_cast<void*>(&half) : static_cast<void*>(&word), at, element,
+                              cudaMemcpyDeviceToHost, stream));
     MPSB_CUDA(cudaStreamSynchronize(stream));
+    const std::uint32_t bits = bf16 ? static_cast<std::uint32_t>(half) << 16 : word;
+    std::memcpy(&out.first_nonfinite_value, &bits, sizeof bits);
     return out;
   }
   out.at_entries.resize(entries.size());

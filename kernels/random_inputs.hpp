@@ -41,13 +41,6 @@ MPSB_HOST_DEVICE inline std::uint64_t splitmix64_skip(std::uint64_t state, std::
   return state + draws * 0x9E3779B97F4A7C15ull;
 }
 
-// fill_uniform of data[begin, end) alone: the values fill_uniform(data, count, seed, ...) writes there.
-inline void fill_uniform_range(float* data, std::size_t begin, std::size_t end, std::uint64_t seed, float lo,
-                               float hi) {
-  std::uint64_t state = splitmix64_skip(seed, begin);
-  for (std::size_t i = begin; i < end; ++i) data[i] = uniform_float(state, lo, hi);
-}
-
 // The value fill_uniform(data, count, seed, lo, hi) writes at data[index], made alone.
 MPSB_HOST_DEVICE inline float uniform_at(std::uint64_t seed, std::uint64_t index, float lo, float hi) {
   std::uint64_t state = splitmix64_skip(seed, index);
