@@ -5,33 +5,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu_test.hpp"
 #include "registry.hpp"
 #include "runtime/check.hpp"
 
 namespace mpsb {
 namespace {
 
-bool gpu_usable() {
-  int count = 0;
-  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  cudaGetLastError();
-  return ok;
-}
-
-class StreamFixture : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!gpu_usable()) GTEST_SKIP() << "no usable CUDA GPU";
-    MPSB_CUDA(cudaSetDevice(0));
-    MPSB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
-  cudaStream_t stream_ = nullptr;
-};
-
-class GpuKernels : public StreamFixture {
+class GpuKernels : public GpuStreamTest {
  protected:
   std::unique_ptr<Workload> make(const KernelInfo& k, const std::string& precision, std::int64_t size) const {
     WorkloadArgs args;

@@ -16,6 +16,7 @@
 #include "cli/options.hpp"
 #include "green_sm_ids.hpp"
 #include "measure/plan.hpp"
+#include "gpu_test.hpp"
 #include "registry.hpp"
 #include "runtime/check.hpp"
 #include "sharing/green_context.hpp"
@@ -123,13 +124,6 @@ TEST(GreenMode, OptionsRefuseTheCpuDeviceAndOneRankPerInstanceFeatures) {
             std::string::npos);
   EXPECT_EQ(error_of({"--mode", "green", "--ranks-per-gpu", "1,2,4"}), "");
   EXPECT_NE(usage_text().find("green"), std::string::npos);
-}
-
-bool gpu_usable() {
-  int count = 0;
-  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  static_cast<void>(cudaGetLastError());
-  return ok;
 }
 
 // Where no GPU is usable (no driver, or none visible) the mode fails with one

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu_test.hpp"
 #include "hybrid_cpu.hpp"
 #include "random_inputs.hpp"
 #include "registry.hpp"
@@ -238,11 +239,7 @@ TEST(Precision, NamesTheCpuShare) {
 // which checks its wiring (copy back, next CPU phase reading it), not just one
 // offload. Skips where no GPU is usable.
 TEST(GpuWorkload, FollowsTheCpuTrajectory) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    GTEST_SKIP() << "no usable CUDA GPU";
-  }
+  if (!gpu_usable()) GTEST_SKIP() << "no usable CUDA GPU";
   MPSB_CUDA(cudaSetDevice(0));
   cudaStream_t stream = nullptr;
   MPSB_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "device_buffer.hpp"
+#include "gpu_test.hpp"
 #include "matmul_check.hpp"
 #include "matmul_inputs.hpp"
 #include "registry.hpp"
@@ -19,19 +20,8 @@
 namespace mpsb::matmul {
 namespace {
 
-class DeviceCheck : public ::testing::Test {
+class DeviceCheck : public GpuStreamTest {
  protected:
-  void SetUp() override {
-    int count = 0;
-    const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-    cudaGetLastError();
-    if (!ok) GTEST_SKIP() << "no usable CUDA GPU";
-    MPSB_CUDA(cudaSetDevice(0));
-    MPSB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
   template <typename T>
   DeviceBuffer upload(const std::vector<T>& host) const {
     DeviceBuffer d(host.size() * sizeof(T));
@@ -41,7 +31,6 @@ class DeviceCheck : public ::testing::Test {
     MPSB_CUDA(cudaStreamSynchronize(stream_));
     return d;
   }
-  cudaStream_t stream_ = nullptr;
 };
 
 constexpr std::int64_t kN = 600;  // 360,000 entries: more than one pass of the scan's grid-stride loop

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "measure/gpu_watch.hpp"
+#include "gpu_test.hpp"
 #include "registry.hpp"
 #include "runtime/check.hpp"
 #include "runtime/steady_clock.hpp"
@@ -146,13 +147,6 @@ TEST(GpuWatch, ClockWindowLeavesIdleSamplesOutOfTheMean) {
   EXPECT_DOUBLE_EQ(*w.max_mhz, 1800.0);
   EXPECT_EQ(w.events, clock_event::kGpuIdle | clock_event::kSwPowerCap);
   EXPECT_FALSE(clock_window({}).mean_mhz.has_value());
-}
-
-bool gpu_usable() {
-  int count = 0;
-  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  static_cast<void>(cudaGetLastError());
-  return ok;
 }
 
 // On a GPU: the real counters through the monitor while a GEMM runs, as mpsbench uses them.
