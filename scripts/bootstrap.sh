@@ -208,8 +208,8 @@ minutes_seconds() { if [ "$1" -ge 60 ]; then echo "$(($1 / 60)) min $(($1 % 60))
 
 run_compare() {
   local started=$SECONDS dry=${MPSBENCH_BOOTSTRAP_DRY_RUN:-}
-  # Where the command's time went, said on its last line: packages and build, the GPU probe, waiting for
-  # the analysis install to end, the comparison itself and the report.
+  # Where the command's time went, said on its last line: packages and build, the GPU probe, the analysis
+  # install (waiting for it to end and finding what it left), the comparison itself and the report.
   local mark=$SECONDS took_build=0 took_probe=0 took_wait=0 took_sweep=0 took_report=""
   # Options for the sweep itself; everything else goes to mpsbench.
   local sweep_opts=() user_args=() output="" modes="" rpg="" want_cpu="" has_gpus="" flag value
@@ -341,7 +341,7 @@ run_compare() {
     fi
   fi
   say "${written:-no results written}; logs in ${output%.json}-work/ ($(minutes_seconds $((SECONDS - started))) in all:" \
-      "packages and build $took_build s, GPU probe $took_probe s, waiting for the analysis install $took_wait s," \
+      "packages and build $took_build s, GPU probe $took_probe s, the analysis install $took_wait s," \
       "the comparison $(minutes_seconds "$took_sweep")$took_report)"
   exit "$rc"
 }
