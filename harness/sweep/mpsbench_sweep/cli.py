@@ -17,8 +17,8 @@ from .app.settings import DEFAULT_APP_MODES, MAX_MIN_TIME_S, MAX_REPETITIONS, MI
 from .inputs import InputError, integer, seconds
 from .jobs.outcome import EXIT_INPUT, Interrupted
 from .launcher import LauncherError
+from .lifetime import stop_signals
 from .runner import Runner
-from .signals import HANDLED
 from .text import printable
 
 MAX_NODES = 100000
@@ -209,17 +209,12 @@ def build_parser():
     return p
 
 
-def _interrupt(signum, frame):
-    raise Interrupted(signum)
-
-
 def main(argv=None):
     started = time.monotonic()
     argv = list(sys.argv[1:] if argv is None else argv)
     # Before the runner's own handling: the preflight may wait for nvidia-smi or the probe; a signal then
     # ends the sweep with one line and its usual status, not a traceback (the probe is killed by run()).
-    for sig in HANDLED:
-        signal.signal(sig, _interrupt)
+    stop_signals.install()
     try:
         settings = configure.settings_from(argv, build_parser())
         lock = workdir.claim(settings.workdir)  # held until the sweep exits, however it exits

@@ -3,15 +3,15 @@
 A signal raises Interrupted in the main thread, except while a process is being started and recorded
 (deferred()): it is held until the process is known, so nothing the sweep starts can escape the
 cleanup. Once the cleanup begins (cleaning_up()), signals are noted and not obeyed, so the cleanup
-always finishes; the exit status is still 128 + the first signal.
+always finishes; the exit status is still 128 + the first signal. A raise that Python dropped (inside a
+garbage collector's callback) is raised again (lifetime.stop_signals).
 """
 import signal
 from contextlib import contextmanager
 
 from .jobs.outcome import Interrupted
+from .lifetime import stop_signals
 from .text import say
-
-HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class SignalGuard:
@@ -30,14 +30,17 @@ class SignalGuard:
             self._raised = True
             raise Interrupted(signum)
 
+    def _dropped(self, signum):
+        """Python dropped the Interrupted raised for signum: it is raised again, so not raised yet."""
+        self._raised = False
+
     @contextmanager
     def installed(self):
-        previous = {sig: signal.signal(sig, self._on_signal) for sig in HANDLED}
+        restore = stop_signals.install(self._on_signal, self._dropped)
         try:
             yield self
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            restore()
 
     @contextmanager
     def deferred(self):

@@ -37,7 +37,8 @@ import sys
 import threading
 
 from .. import nvsmi
-from ..lifetime import become_subreaper, die_with_parent, end_strays
+from ..jobs.outcome import Interrupted
+from ..lifetime import become_subreaper, die_with_parent, end_strays, stop_signals
 from .bind import cpu_list, cpu_sets
 from .copies import Copy, Farm, tail
 from .memory import MemorySampler
@@ -48,19 +49,11 @@ from .probe import ProbeError, run_probe
 LEFTOVER_GRACE_S = 2.0
 
 
-class _Stop(Exception):
-    pass
-
-
 def _emit(event, **fields):
     try:
         print(json.dumps({"event": event, "host": socket.gethostname(), **fields}), flush=True)
     except (BrokenPipeError, OSError):
         pass
-
-
-def _raise_stop(signum, frame):
-    raise _Stop(signum)
 
 
 def choose_gpus(spec):
@@ -266,9 +259,9 @@ def serve(stdin=sys.stdin):
             _emit("warm" if repetition < 0 else "window", repetition=repetition, window_s=window.window_s,
                   runs=_runs_json(window.runs), memory_bytes=memory, memory_method=memory_method,
                   left_running=left, meter=energy)
-    except _Stop:
+    except Interrupted as e:
         farm.abort()
-        return 143
+        return 128 + e.signum
     finally:
         if meter is not None:
             meter.close()
@@ -278,15 +271,14 @@ def serve(stdin=sys.stdin):
 
 
 def main():
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, _raise_stop)
+    stop_signals.install()
     if not die_with_parent(signal.SIGTERM):
         return 143  # the sweep's side is gone already
     become_subreaper()
     try:
         return serve()
-    except _Stop:
-        return 143
+    except Interrupted as e:
+        return 128 + e.signum
 
 
 if __name__ == "__main__":

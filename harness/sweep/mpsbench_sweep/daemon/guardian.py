@@ -29,13 +29,10 @@ import signal
 import socket
 import sys
 
-from ..lifetime import die_with_parent
+from ..jobs.outcome import Interrupted
+from ..lifetime import die_with_parent, stop_signals
 from ..node_channel import NodeChannel
 from .mps_daemon import Daemon, DaemonError, describe_foreign, find_foreign
-
-
-class _Stop(Exception):
-    pass
 
 
 def _emit(event, **fields):
@@ -45,13 +42,8 @@ def _emit(event, **fields):
         pass  # the sweep is gone: clean up all the same
 
 
-def _raise_stop(signum, frame):
-    raise _Stop(signum)
-
-
 def serve(args):
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, _raise_stop)
+    stop_signals.install()
     if not die_with_parent(signal.SIGTERM):
         _emit("failed", error="the sweep ended before the guardian started")
         return 3
@@ -74,12 +66,12 @@ def serve(args):
                 line = sys.stdin.readline()
                 if not line or line.strip() == "stop":
                     break
-    except _Stop:
+    except Interrupted:
         pass
     except DaemonError as e:
         _emit("failed", error=str(e))
     finally:
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for sig in stop_signals.STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)  # cleanup must finish
         report = daemon.stop(args.quit_timeout, args.grace)
         _emit("stopped", report=report)
