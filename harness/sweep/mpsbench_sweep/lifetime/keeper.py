@@ -20,8 +20,7 @@ import subprocess
 import sys
 
 from . import become_subreaper, die_with_parent, end_strays
-
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+from .stop_signals import STOP_SIGNALS
 _stopping = []
 
 
