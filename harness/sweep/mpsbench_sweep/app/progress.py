@@ -26,12 +26,18 @@ class RunReader:
         self.stream, self.out_path = stream, out_path
         self.lines = ProgressLines(pattern, origin)
         self.on_first = on_first   # called once, at the run's first counter line
+        self._told = False
         self.error = None
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
+    def _feed(self, data, now):
+        self.lines.feed(data, now)
+        if not self._told and self.lines.samples:
+            self._told = True
+            self.on_first()
+
     def _read(self):
-        told = False
         try:
             with open(self.out_path, "wb") as out:
                 # What has arrived, not up to a newline: a progress bar redraws its line after a carriage
@@ -43,18 +49,13 @@ class RunReader:
                     pending += chunk
                     cut = max(pending.rfind(b"\n"), pending.rfind(b"\r"))
                     if cut >= 0:
-                        self.lines.feed(pending[:cut + 1], now)
+                        self._feed(pending[:cut + 1], now)
                         pending = pending[cut + 1:]
                     elif len(pending) >= MAX_LINE_BYTES:  # a "line" that long is read in pieces
-                        self.lines.feed(pending, now)
+                        self._feed(pending, now)
                         pending = b""
-                    if not told and self.lines.samples:
-                        told = True
-                        self.on_first()
                 if pending:  # the last line, without a newline
-                    self.lines.feed(pending, time.monotonic())
-                    if not told and self.lines.samples:
-                        self.on_first()
+                    self._feed(pending, time.monotonic())
         except (OSError, ValueError) as e:
             self.error = str(e)
         finally:
