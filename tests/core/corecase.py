@@ -8,21 +8,33 @@ from mpsbench_core.records import Result  # noqa: E402
 
 
 def kernel(mode, size, k, median, kernel="matmul", precision="fp32", status="ok", verified=True, params=None,
-           percentage=None):
+           percentage=None, round=None, noise=None):
+    """round: the record's round (mpsbench-sweep --rounds; absent when None); noise: its noise.relative."""
     r = {"kind": "mix" if kernel == "mix" else "kernel", "kernel": kernel, "precision": precision, "size": size, "ranks_per_gpu": k,
          "params": params or {}, "mode": mode, "mps_active_thread_percentage": percentage, "status": status,
          "verified": verified, "primary_metric": "flop_per_s", "primary_unit": "FLOP/s",
          "aggregate": {"flop_per_s": {"median": median, "min": median, "max": median, "samples": [median]}}
          if status == "ok" else None, "error": None if status == "ok" else "out of memory"}
+    if round is not None:
+        r["round"] = round
+    if noise is not None:
+        r["noise"] = {"estimator": "median_se_normal", "relative": noise, "target": None, "met": None}
     return Result.from_json(r)
 
 
-def app(mode, k, median, name="md", status="ok", verified=True, version=3, unit="run/s"):
+def rounds_of(mode, size, k, medians, **kw):
+    """One kernel record per round, round r with median medians[r]."""
+    return [kernel(mode, size, k, m, round=r, **kw) for r, m in enumerate(medians)]
+
+
+def app(mode, k, median, name="md", status="ok", verified=True, version=3, unit="run/s", round=None):
     summary = {"median": median, "min": median, "max": median, "samples": [median]}
     if version == 3:
         r = {"kind": "app", "app": {"name": name}, "mode": mode, "ranks_per_gpu": k, "status": status,
              "verified": verified, "primary_metric": "run_per_s", "primary_unit": unit,
              "aggregate": {"run_per_s": summary} if status == "ok" else None}
+        if round is not None:
+            r["round"] = round
     else:
         r = {"kernel": "app", "precision": name, "size": None, "mode": mode, "ranks_per_gpu": k, "status": status,
              "verified": verified, "primary_metric": "item_per_s", "primary_unit": unit,

@@ -73,8 +73,10 @@ class EnergyInVerdicts(unittest.TestCase):
             rs += [with_raw(kernel("timeslice", size, 2, 10.0), energy=energy(0.5 / TFLOP)),
                    with_raw(kernel("mps", size, 2, mps), energy=energy(e_mps / TFLOP))]
         [v] = verdicts(rs)
-        self.assertEqual(v.line, "verdict: matmul fp32: MPS pays off at every size measured (512 to 4096); best "
-                                 "ranks/GPU and MPS gain by size: 512 k=2 2.00x, 4096 k=2 1.20x; MPS at k=2 (size 512): "
+        self.assertEqual(v.line, "verdict: matmul fp32: MPS pays off at every size measured (512 to 4096; gain above "
+                                 "1.1x throughout); best ranks/GPU and MPS gain [95% interval] by size: 512 k=2 2.00x "
+                                 "[2.00x-2.00x], 4096 k=2 1.20x [1.20x-1.20x]; one round: the spread between processes "
+                                 "was not measured (mpsbench-sweep --rounds 2 or more); MPS at k=2 (size 512): "
                                  "2.00x the throughput at 0.60x the energy per TFLOP; energy per TFLOP mps/timeslice "
                                  "by size: 512 0.60x, 4096 0.90x")
 
@@ -95,9 +97,11 @@ class EnergyInVerdicts(unittest.TestCase):
             return with_raw(r, **raw)
         [v] = verdicts([md("timeslice", 1, 1500.0, 1.0), md("timeslice", 8, 784.0, 12.5), md("mps", 8, 5880.0, 2.0)])
         self.assertEqual(v.line, "verdict: md (bind=core): best mps at 8 copies per GPU, 5,880 ns/day, 37.5 runs/hour, "
-                                 "start-up 2.1% of a run (3.92x one copy alone; 7.50x timeslice at 8 per GPU); MPS at "
-                                 "8 copies per GPU: 7.50x the throughput at 0.16x the energy per ns; MPS pays off at every "
-                                 "copies-per-GPU count measured (gain >= 1.1x)")
+                                 "start-up 2.1% of a run (3.92x one copy alone; 7.50x [7.50x-7.50x] timeslice at 8 per "
+                                 "GPU); MPS at 8 copies per GPU: 7.50x the throughput at 0.16x the energy per ns; MPS "
+                                 "pays off at every count measured (8 copies per GPU; gain above 1.1x throughout); MPS "
+                                 "gain [95% interval] by copies per GPU: 8 7.50x [7.50x-7.50x]; one round: the spread "
+                                 "between processes was not measured (mpsbench-sweep --rounds 2 or more)")
 
     def test_start_up_share_from_the_copies(self):
         r = app("mps", 2, 10.0, unit="steps/s")

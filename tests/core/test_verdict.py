@@ -1,9 +1,10 @@
 """The one verdict (core/mpsbench_core/verdict.py) on hand-made results whose answer is known."""
 import unittest
 
-from corecase import app, kernel
-from mpsbench_core.verdict import (GAIN_THRESHOLD, AppVerdict, KernelVerdict, copies_crossover, size_crossover,
-                                   verdict_lines, verdicts)
+import math
+
+from corecase import app, kernel, rounds_of
+from mpsbench_core.verdict import GAIN_THRESHOLD, AppVerdict, KernelVerdict, verdict_lines, verdicts
 
 
 def series(gains_by_size, best_k=2, other_k=4):
@@ -15,22 +16,58 @@ def series(gains_by_size, best_k=2, other_k=4):
     return out
 
 
-class Crossovers(unittest.TestCase):
-    def test_size_outcomes(self):
-        t = 1.1
-        self.assertEqual(size_crossover([1, 2, 3], [1.5, 1.2, 1.1], t), (None, "every"))
-        self.assertEqual(size_crossover([1, 2, 3], [1.5, 1.0, 1.2], t), (None, "largest"))
-        self.assertEqual(size_crossover([1, 2, 3], [1.0, 1.05, 1.0], t), (1, "never"))
-        self.assertEqual(size_crossover([1, 2, 3], [1.3, 1.0, 1.0], t), (2, "below"))
-        with self.assertRaises(ValueError):
-            size_crossover([], [], t)
+class RoundsIntervalsAndClasses(unittest.TestCase):
+    """Synthetic rounds with a known spread give the known interval and class."""
 
-    def test_copies_outcomes(self):
-        t = 1.1
-        self.assertEqual(copies_crossover([1, 2, 4], [1.2, 1.3, 2.0], t), (1, None, "every"))
-        self.assertEqual(copies_crossover([1, 2, 4], [0.9, 1.3, 2.0], t), (2, 1, "from"))
-        self.assertEqual(copies_crossover([1, 2, 4], [0.9, 1.0, 1.05], t), (None, 4, "never"))
-        self.assertEqual(copies_crossover([1, 2, 4], [0.9, 1.3, 1.0], t), (None, 4, "largest"))
+    def two_rounds(self, gains_by_size, spread):
+        """At each size, k=2: timeslice 10 in both rounds, mps 10 * gain * (1 +- spread) in rounds 0 and 1."""
+        out = []
+        for size, gain in gains_by_size.items():
+            out += rounds_of("timeslice", size, 2, [10.0, 10.0])
+            out += rounds_of("mps", size, 2, [10.0 * gain * math.exp(spread), 10.0 * gain * math.exp(-spread)])
+        return out
+
+    def test_the_interval_of_each_gain_comes_from_the_rounds(self):
+        [v] = verdicts(self.two_rounds({512: 1.5, 1024: 1.12, 2048: 0.9}, 0.01))
+        # every configuration's round-to-round sd of the log gain is sqrt(2) * 0.01: the pool is the same, its
+        # weight 3 (three configurations of 1 df each); df 3 + 1 = 4, t 2.776; SE sqrt(2e-4 / 2) = 0.01
+        half = 2.776 * 0.01
+        p = {q.at: q for q in v.points}
+        self.assertAlmostEqual(p[512].interval.low, 1.5 * math.exp(-half), places=6)
+        self.assertAlmostEqual(p[1024].interval.high, 1.12 * math.exp(half), places=6)
+        self.assertEqual([q.verdict(1.1) for q in v.points], ["pays off", "cannot tell", "does not"])
+        self.assertEqual((v.outcome, v.between, v.crossover), ("below", (512, 2048), 2048))
+        self.assertIn("MPS pays off at 512 (gain above 1.1x); does not at 2048; cannot tell at 1024 "
+                      f"({p[1024].interval.text}); the crossover lies between 512 and 2048", v.line)
+        self.assertNotIn("one round", v.line)
+
+    def test_rounds_that_disagree_cannot_tell(self):
+        [v] = verdicts(self.two_rounds({512: 1.3}, 0.2))  # 1.3 x e^+-0.2 in the two rounds
+        self.assertEqual((v.outcome, v.points[0].verdict(1.1)), ("unclear", "cannot tell"))
+        self.assertIn("the data cannot tell whether MPS pays off at 512", v.line)
+
+    def test_the_figure_is_the_geometric_mean_of_the_rounds(self):
+        [v] = verdicts(self.two_rounds({512: 1.5}, 0.1))
+        self.assertAlmostEqual(v.points[0].mps, 15.0)
+        self.assertAlmostEqual(v.points[0].gain, 1.5)
+
+    def test_best_ranks_is_the_fewest_within_noise_of_the_fastest(self):
+        # k=2 and k=4 within 1 % of each other, the rounds 2 % either way: k=2; k=8 clearly faster: k=8
+        rs = []
+        for k, mps, j in ((2, 20.0, 1.02), (4, 20.2, 1 / 1.02)):
+            rs += rounds_of("timeslice", 64, k, [10.0, 10.0]) + rounds_of("mps", 64, k, [mps * j, mps / j])
+        [v] = verdicts(rs)
+        self.assertEqual(v.points[0].k, 2)
+        rs += rounds_of("timeslice", 64, 8, [10.0, 10.0]) + rounds_of("mps", 64, 8, [40.0, 40.2])
+        [v] = verdicts(rs)
+        self.assertEqual(v.points[0].k, 8)
+
+    def test_a_failed_round_is_left_out_of_the_figure_and_counted(self):
+        rs = self.two_rounds({512: 1.5}, 0.01) + [kernel("mps", 512, 2, 0, status="failed", round=2)]
+        [v] = verdicts(rs)
+        self.assertAlmostEqual(v.points[0].gain, 1.5)
+        self.assertEqual(v.left_out, 1)
+        self.assertTrue(v.line.endswith("; 1 round(s) failed or unverified, left out"))
 
 
 class KernelVerdicts(unittest.TestCase):
@@ -40,26 +77,32 @@ class KernelVerdicts(unittest.TestCase):
         self.assertIsInstance(v, KernelVerdict)
         self.assertEqual([(p.at, p.k) for p in v.points], [(1024, 2), (2048, 2)])
         self.assertEqual(v.outcome, "never")
-        self.assertEqual(v.line, "verdict: matmul fp32: MPS never pays off (gain < 1.1x at every size measured); "
-                                 "best ranks/GPU and MPS gain by size: 1024 k=2 1.05x, 2048 k=2 1.05x")
+        self.assertEqual(v.line, "verdict: matmul fp32: MPS does not pay off at any size measured (gain below 1.1x); "
+                                 "best ranks/GPU and MPS gain [95% interval] by size: 1024 k=2 1.05x [1.05x-1.05x], "
+                                 "2048 k=2 1.05x [1.05x-1.05x]; one round: the spread between processes was not "
+                                 "measured (mpsbench-sweep --rounds 2 or more)")
 
     def test_outcome_sentences(self):
         [below] = verdicts(series({512: 1.5, 1024: 1.2, 2048: 1.0, 4096: 1.05}))
         self.assertEqual(below.crossover, 2048)
-        self.assertIn("MPS pays off below size 2048 (gain < 1.1x from 2048 on)", below.line)
+        self.assertIn("MPS pays off at 512 and 1024 (gain above 1.1x); does not at 2048 and 4096; the crossover lies "
+                      "between 1024 and 2048", below.line)
         [every] = verdicts(series({512: 1.5}))
-        self.assertIn("MPS pays off at every size measured (512)", every.line)
-        [largest] = verdicts(series({512: 1.5, 1024: 1.0, 2048: 1.2}))
-        self.assertIn("MPS pays off at the largest size measured (gain < 1.1x only at 1024)", largest.line)
+        self.assertIn("MPS pays off at every size measured (512; gain above 1.1x throughout)", every.line)
+        [mixed] = verdicts(series({512: 1.5, 1024: 1.0, 2048: 1.2}))
+        self.assertEqual((mixed.outcome, mixed.crossover), ("mixed", None))
+        self.assertIn("MPS pays off at 512 and 2048 (gain above 1.1x); does not at 1024; best", mixed.line)
 
-    def test_tie_takes_the_smaller_k_and_threshold_is_inclusive(self):
+    def test_tie_takes_the_smaller_k_and_a_gain_at_the_threshold_cannot_tell(self):
         rs = [kernel("timeslice", 64, 1, 10.0), kernel("mps", 64, 1, 11.0),
               kernel("timeslice", 64, 2, 5.0), kernel("mps", 64, 2, 11.0)]
         [v] = verdicts(rs)
-        self.assertEqual((v.points[0].k, v.outcome), (1, "every"))
+        self.assertEqual((v.points[0].k, v.outcome), (1, "unclear"))  # 1.1 against 1.1: the interval holds it
         self.assertEqual(GAIN_THRESHOLD, 1.1)
         [strict] = verdicts(rs, threshold=1.2)
         self.assertEqual(strict.outcome, "never")
+        [loose] = verdicts(rs, threshold=1.05)
+        self.assertEqual(loose.outcome, "every")
 
     def test_failed_and_unverified_results_are_left_out_and_counted(self):
         rs = series({512: 1.5}) + [kernel("mps", 512, 8, 99.0, verified=False), kernel("timeslice", 512, 8, 1.0),
@@ -67,7 +110,7 @@ class KernelVerdicts(unittest.TestCase):
         [v] = verdicts(rs)
         self.assertEqual([p.k for p in v.points], [2])  # the unverified 99 at k=8 is not the best
         self.assertEqual(v.left_out, 2)
-        self.assertTrue(v.line.endswith("; 2 configuration(s) failed or unverified, left out"))
+        self.assertTrue(v.line.endswith("; 2 round(s) failed or unverified, left out"))
 
     def test_a_kernel_without_both_modes_says_which_is_missing(self):
         rs = [kernel("streams", 64, 1, 1.0), kernel("mps", 64, 1, 1.0, kernel="nbody")]
@@ -99,15 +142,37 @@ class AppVerdicts(unittest.TestCase):
               app("mps", 1, 0.95), app("mps", 2, 1.8), app("mps", 4, 3.0)]
         [v] = verdicts(rs)
         self.assertIsInstance(v, AppVerdict)
-        self.assertEqual((v.best.mode, v.best.ranks_per_gpu, v.crossover, v.below, v.outcome), ("mps", 4, 2, 1, "from"))
+        self.assertEqual((v.best.first.mode, v.best.first.ranks_per_gpu, v.crossover, v.below, v.outcome),
+                         ("mps", 4, 2, 1, "from"))
         self.assertEqual(v.line, "verdict: md: best mps at 4 copies per GPU, 10,800 runs/hour (3.00x one copy alone; "
-                                 "3.00x timeslice at 4 per GPU); MPS pays off from 2 copies per GPU on "
-                                 "(gain < 1.1x at 1)")
+                                 "3.00x [3.00x-3.00x] timeslice at 4 per GPU); MPS pays off at 2 and 4 copies per GPU "
+                                 "(gain above 1.1x); does not at 1 copy per GPU; the crossover lies between 1 and 2 "
+                                 "copies per GPU; MPS gain [95% interval] by copies per GPU: 1 0.95x [0.95x-0.95x], 2 "
+                                 "1.80x [1.80x-1.80x], 4 3.00x [3.00x-3.00x]; one round: the spread between processes "
+                                 "was not measured (mpsbench-sweep --rounds 2 or more)")
+
+    def test_the_best_is_the_fewest_copies_within_noise_and_timeslice_within_noise_is_said(self):
+        rs = []
+        for r, jitter in enumerate((1.03, 1 / 1.03)):
+            rs += [app("timeslice", 1, 1.0, round=r), app("timeslice", 4, 2.0 * jitter, round=r),
+                   app("mps", 1, 1.0, round=r), app("mps", 2, 2.0 * jitter, round=r), app("mps", 4, 2.02 / jitter, round=r)]
+        [v] = verdicts(rs)
+        self.assertEqual(v.best.first.ranks_per_gpu, 2)  # 2 copies are within noise of 4
+        rs = [x for x in rs if not (x.mode == "mps" and x.ranks_per_gpu == 2)]
+        [v] = verdicts(rs)
+        self.assertEqual(v.best.first.ranks_per_gpu, 4)
+        self.assertIn("timeslice at 4 per GPU: within noise of it", v.line)
+
+    def test_a_failed_configuration_is_named_in_the_same_line(self):
+        rs = [app("timeslice", 1, 1.0), app("timeslice", 2, 1.0), app("mps", 1, 1.0), app("mps", 2, 0, status="failed")]
+        [v] = verdicts(rs)
+        self.assertNotIn("every", v.line)
+        self.assertTrue(v.line.endswith("; 1 configuration(s) failed: mps k=2 (failed)"), v.line)
 
     def test_a_failed_check_is_never_the_best(self):
         rs = [app("timeslice", 1, 1.0), app("mps", 4, 9.0, verified=False), app("mps", 2, 1.5)]
         [v] = verdicts(rs)
-        self.assertEqual((v.best.ranks_per_gpu, v.failed), (2, 1))
+        self.assertEqual((v.best.first.ranks_per_gpu, v.failed), (2, ("mps k=4 (check failed)",)))
 
     def test_version_2_and_3_records_give_the_same_verdict(self):
         v2 = [app("timeslice", 1, 1.0, version=2), app("mps", 2, 1.5, version=2)]
@@ -116,7 +181,7 @@ class AppVerdicts(unittest.TestCase):
 
     def test_nothing_completed(self):
         [v] = verdicts([app("mps", 2, 0, status="failed")])
-        self.assertEqual(v.line, "verdict: md: no configuration completed (1 failed)")
+        self.assertEqual(v.line, "verdict: md: no configuration completed; 1 configuration(s) failed: mps k=2 (failed)")
 
     def test_program_units_are_shown_as_such(self):
         [v] = verdicts([app("timeslice", 1, 4000.0, unit="ns/day"), app("mps", 2, 9000.0, unit="ns/day")])

@@ -86,7 +86,7 @@ class Tables(unittest.TestCase):
         text = console_report(doc)
         self.assertRegex(text, r"app\s+md\s+bind=core\s+-\s+8\s+800 ns/day\s+6,100 ns/day\s+7\.62x")
         self.assertIn("verdict: md: best mps at 8 copies per GPU, 5,882 ns/day, 3,600 runs/hour (7.35x one copy "
-                      "alone; 7.45x timeslice at 8 per GPU)", text)  # runs/hour beside the own figure (issue 26)
+                      "alone; 7.45x [7.45x-7.45x] timeslice at 8 per GPU)", text)  # runs/hour beside the own figure (issue 26)
         self.assertIn("verdict: md (bind=core): best mps at 8 copies per GPU, 6,100 ns/day", text)
 
 

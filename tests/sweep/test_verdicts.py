@@ -1,15 +1,16 @@
 """The verdict lines after the sweep's table, on hand-computed fixtures.
 
-The verdict is mpsbench_core.verdict's (the analysis prints the same lines): at each size, k is the ranks
-per GPU with the highest mps throughput among those measured (ok and verified) in both mps and timeslice;
-the gain is mps / timeslice at k; the crossover is the smallest size S with gain < threshold at every
-size >= S. These cases check that the sweep's console report prints exactly those lines.
+The verdict is mpsbench_core.verdict's (the analysis prints the same lines): at each size, k is the fewest
+ranks per GPU whose mps throughput is within noise of the fastest among those measured (ok and verified) in
+both mps and timeslice; the gain is mps / timeslice at k, and it pays off where its 95 % interval lies above
+the threshold. These records have one round and no repetition noise, so every interval is its point.
+These cases check that the sweep's console report prints exactly those lines.
 """
 import unittest
 
 import sweeptest  # noqa: F401  (the packages' paths)
 from mpsbench_core.records import results_of  # noqa: E402
-from mpsbench_core.verdict import KernelVerdict, size_crossover, verdict_lines, verdicts  # noqa: E402
+from mpsbench_core.verdict import KernelVerdict, verdict_lines, verdicts  # noqa: E402
 from mpsbench_sweep.console_report import console_report  # noqa: E402
 
 
@@ -20,8 +21,6 @@ class merge:  # noqa: N801  (the names these cases were written against)
     def kernel_verdicts(results, threshold=None):
         found = verdicts(results_of([{"results": results}]), threshold)
         return verdict_lines([v for v in found if isinstance(v, KernelVerdict)])
-
-    crossover = staticmethod(size_crossover)
 
     @staticmethod
     def table(doc, threshold=None):
@@ -51,22 +50,9 @@ def grid(timeslice, mps, **kw):
 #   1024: best mps k=2 (260), timeslice at 2: 190  -> 1.368x
 #   2048: best mps k=4 (430), timeslice at 4: 400  -> 1.075x  (below 1.1)
 #   4096: best mps k=4 (805), timeslice at 4: 800  -> 1.006x  (below 1.1)
-# crossover 2048: gain < 1.1 at 2048 and at every larger size.
+# the crossover lies between 1024 and 2048.
 TIMESLICE = {512: [100, 90, 80], 1024: [200, 190, 180], 2048: [400, 400, 400], 4096: [800, 800, 800]}
 MPS = {512: [100, 180, 300], 1024: [200, 260, 250], 2048: [400, 420, 430], 4096: [790, 800, 805]}
-
-
-class Crossover(unittest.TestCase):
-    def test_outcomes(self):
-        sizes = [1, 2, 3, 4]
-        self.assertEqual(merge.crossover(sizes, [2.0, 1.5, 1.2, 1.1], 1.1), (None, "every"))  # 1.1 pays off
-        self.assertEqual(merge.crossover(sizes, [2.0, 1.5, 1.0, 0.9], 1.1), (3, "below"))
-        self.assertEqual(merge.crossover(sizes, [1.0, 1.5, 1.0, 0.9], 1.1), (3, "below"))  # a dip below counts not
-        self.assertEqual(merge.crossover(sizes, [1.0, 1.0, 1.0, 1.0], 1.1), (1, "never"))
-        self.assertEqual(merge.crossover(sizes, [1.0, 1.0, 1.0, 1.5], 1.1), (None, "largest"))
-        self.assertEqual(merge.crossover([7], [0.5], 1.1), (7, "never"))
-        with self.assertRaises(ValueError):
-            merge.crossover([], [], 1.1)
 
 
 class KernelVerdicts(unittest.TestCase):
@@ -74,37 +60,40 @@ class KernelVerdicts(unittest.TestCase):
 
     def test_crossover_size_and_best_k(self):
         self.assertEqual(merge.kernel_verdicts(grid(TIMESLICE, MPS)), [
-            "verdict: matmul fp32: MPS pays off below size 2048 (gain < 1.1x from 2048 on); best ranks/GPU and MPS "
-            "gain by size: 512 k=4 3.75x, 1024 k=2 1.37x, 2048 k=4 1.07x, 4096 k=4 1.01x"])
+            "verdict: matmul fp32: MPS pays off at 512 and 1024 (gain above 1.1x); does not at 2048 and 4096; the "
+            "crossover lies between 1024 and 2048; best ranks/GPU and MPS gain [95% interval] by size: 512 k=4 3.75x "
+            "[3.75x-3.75x], 1024 k=2 1.37x [1.37x-1.37x], 2048 k=4 1.07x [1.07x-1.07x], 4096 k=4 1.01x "
+            "[1.01x-1.01x]; one round: the spread between processes was not measured (mpsbench-sweep --rounds 2 or more)"])
 
     def test_threshold(self):
         (line,) = merge.kernel_verdicts(grid(TIMESLICE, MPS), threshold=1.5)
-        self.assertTrue(line.startswith("verdict: matmul fp32: MPS pays off below size 1024 (gain < 1.5x from 1024 "
-                                        "on);"), line)
+        self.assertTrue(line.startswith("verdict: matmul fp32: MPS pays off at 512 (gain above 1.5x); does not at 1024, "
+                                        "2048 and 4096; the crossover lies between 512 and 1024;"), line)
         (line,) = merge.kernel_verdicts(grid(TIMESLICE, MPS), threshold=1.0)
-        self.assertTrue(line.startswith("verdict: matmul fp32: MPS pays off at every size measured (512 to 4096);"),
-                        line)
+        self.assertTrue(line.startswith("verdict: matmul fp32: MPS pays off at every size measured (512 to 4096; gain "
+                                        "above 1x throughout);"), line)
 
-    def test_never_every_largest(self):
+    def test_never_every_and_from(self):
         # nbody: the best mps k is 1 at both sizes, gain 1.0: never.
         never = grid({4096: [10, 9, 8], 65536: [20, 19, 18]}, {4096: [10, 9.5, 9], 65536: [20, 19, 18]},
                      kernel="nbody")
         self.assertEqual(merge.kernel_verdicts(never), [
-            "verdict: nbody fp32: MPS never pays off (gain < 1.1x at every size measured); best ranks/GPU and MPS "
-            "gain by size: 4096 k=1 1.00x, 65536 k=1 1.00x"])
+            "verdict: nbody fp32: MPS does not pay off at any size measured (gain below 1.1x); best ranks/GPU and MPS "
+            "gain [95% interval] by size: 4096 k=1 1.00x [1.00x-1.00x], 65536 k=1 1.00x [1.00x-1.00x]; one round: the spread between processes was not measured (mpsbench-sweep --rounds 2 or more)"])
         every = grid({64: [1, 1, 1]}, {64: [1, 2, 3]}, kernel="hybrid", precision="fp32-cpu-heavy")
         self.assertEqual(merge.kernel_verdicts(every), [
-            "verdict: hybrid fp32-cpu-heavy: MPS pays off at every size measured (64); best ranks/GPU and MPS gain "
-            "by size: 64 k=4 3.00x"])
+            "verdict: hybrid fp32-cpu-heavy: MPS pays off at every size measured (64; gain above 1.1x throughout); "
+            "best ranks/GPU and MPS gain [95% interval] by size: 64 k=4 3.00x [3.00x-3.00x]; one round: the spread between processes was not measured (mpsbench-sweep --rounds 2 or more)"])
         # 64: every k gives 4 in both modes, the tie goes to k=1: 1.00x; 128: mps k=4 (5) / timeslice k=4 (1).
-        largest = grid({64: [4, 4, 4], 128: [4, 2, 1]}, {64: [4, 4, 4], 128: [4, 4, 5]})
-        self.assertEqual(merge.kernel_verdicts(largest), [
-            "verdict: matmul fp32: MPS pays off at the largest size measured (gain < 1.1x only at 64); best "
-            "ranks/GPU and MPS gain by size: 64 k=1 1.00x, 128 k=4 5.00x"])
+        larger = grid({64: [4, 4, 4], 128: [4, 2, 1]}, {64: [4, 4, 4], 128: [4, 4, 5]})
+        self.assertEqual(merge.kernel_verdicts(larger), [
+            "verdict: matmul fp32: MPS pays off at 128 (gain above 1.1x); does not at 64; the crossover lies between "
+            "64 and 128; best ranks/GPU and MPS gain [95% interval] by size: 64 k=1 1.00x [1.00x-1.00x], 128 k=4 "
+            "5.00x [5.00x-5.00x]; one round: the spread between processes was not measured (mpsbench-sweep --rounds 2 or more)"])
 
     def test_ties_go_to_fewer_ranks(self):
         (line,) = merge.kernel_verdicts(grid({8: [1, 1, 1]}, {8: [1, 2, 2]}))
-        self.assertTrue(line.endswith("by size: 8 k=2 2.00x"), line)
+        self.assertIn("by size: 8 k=2 2.00x [2.00x-2.00x];", line)
 
     def test_missing_modes(self):
         streams_only = [dict(result("streams", 64, k, 5.0), instances_per_rank=k) for k in (1, 2)]
@@ -134,15 +123,16 @@ class KernelVerdicts(unittest.TestCase):
         # 512: k=4 failed, best is k=2 (180 / 90 = 2.00x); 1024: no timeslice at k=2, best of k=1, 4 is
         # k=4 (250 / 180 = 1.39x).
         self.assertEqual(merge.kernel_verdicts(results), [
-            "verdict: matmul fp32: MPS pays off below size 2048 (gain < 1.1x from 2048 on); best ranks/GPU and MPS "
-            "gain by size: 512 k=2 2.00x, 1024 k=4 1.39x, 2048 k=4 1.07x, 4096 k=4 1.01x; 2 configuration(s) "
-            "failed or unverified, left out"])
+            "verdict: matmul fp32: MPS pays off at 512 and 1024 (gain above 1.1x); does not at 2048 and 4096; the "
+            "crossover lies between 1024 and 2048; best ranks/GPU and MPS gain [95% interval] by size: 512 k=2 2.00x "
+            "[2.00x-2.00x], 1024 k=4 1.39x [1.39x-1.39x], 2048 k=4 1.07x [1.07x-1.07x], 4096 k=4 1.01x "
+            "[1.01x-1.01x]; one round: the spread between processes was not measured (mpsbench-sweep --rounds 2 or more); 2 round(s) failed or unverified, left out"])
 
     def test_everything_failed(self):
         results = [result("timeslice", 512, 1, None, status="failed"), result("mps", 512, 1, 5.0, verified=False)]
         self.assertEqual(merge.kernel_verdicts(results), [
             "verdict: matmul fp32: no MPS verdict: no size has verified mps and timeslice results at the same "
-            "ranks per GPU; 2 configuration(s) failed or unverified, left out"])
+            "ranks per GPU; 2 round(s) failed or unverified, left out"])
 
     def test_order_and_apps_after_the_kernels(self):
         app = {"kernel": "app", "precision": "solver", "size": None, "ranks_per_gpu": 1, "mode": "timeslice",
@@ -159,10 +149,13 @@ class KernelVerdicts(unittest.TestCase):
     def test_table_ends_with_the_verdicts(self):
         text = merge.table({"results": grid(TIMESLICE, MPS)}, threshold=1.1)
         lines = text.splitlines()
-        self.assertTrue(lines[-1].startswith("verdict: matmul fp32: MPS pays off below size 2048"), lines[-1])
-        self.assertIn("MPS pays off at a gain of 1.1x or more", text)
+        self.assertTrue(lines[-2].startswith("verdict: matmul fp32: MPS pays off at 512 and 1024"), lines[-2])
+        self.assertTrue(lines[-1].startswith("A/A (1 rank per GPU, mps against timeslice: one process either way): 4 "
+                                             "of 4 gains within 3% of 1.0"), lines[-1])
+        self.assertIn("it pays off where its 95% interval lies above 1.1x", text)
         row = next(l.split() for l in lines if l.split()[:4] == ["matmul", "fp32", "512", "4"])
         self.assertIn("3.75x", row)  # the verdict's gain is the table's MPS gain column at that k
+        self.assertIn("[3.75-3.75]", row)  # with its interval
         # No verdict (and no verdict note) for farmed applications alone.
         app_only = merge.table({"results": []})
         self.assertEqual(app_only, "no results to compare")

@@ -14,7 +14,8 @@ have one column: MPS gain = mps / timeslice, mps/streams, ts/streams, green/qos;
 modes.
 """
 from mpsbench_core import modes as registry
-from mpsbench_core import records, stats
+from mpsbench_core import records, rounds, stats
+from mpsbench_core.aa_check import aa_check
 from mpsbench_core.units import format_count, format_si
 from mpsbench_core.verdict import GAIN_THRESHOLD, KernelVerdict, verdict_lines, verdicts
 
@@ -76,10 +77,14 @@ def console_report(doc, threshold=None):
     everything = [records.Result.from_json(r) for r in doc.get("results", []) if isinstance(r, dict)]
     if not everything:
         return "no results to compare"
-    results = [r for r in everything if r.kind != "mix"]  # a mix is its tenants (console_tables.mix_lines)
-    extra = [lines for lines in (app_lines(results), energy_lines(results), mix_lines(everything)) if lines]
+    found_configs = rounds.configs(everything)
+    gains = _gain_intervals(found_configs)
+    once = rounds.combined(found_configs)  # one figure per configuration over its rounds
+    results = [r for r in once if r.kind != "mix"]  # a mix is its tenants (console_tables.mix_lines)
+    extra = [lines for lines in (app_lines(results), energy_lines(results), mix_lines(once)) if lines]
     found = verdicts(everything, threshold)
-    verdict = [printable(line) for line in verdict_lines(found)]
+    aa = aa_check(everything).line
+    verdict = [printable(line) for line in verdict_lines(found) + ([aa] if aa else [])]
     tables = [line for lines in extra for line in [""] + lines]
     if not results:
         return "\n".join(tables[1:] + [""] + verdict)
@@ -111,9 +116,11 @@ def console_report(doc, threshold=None):
             r = cells.get(column)
             return r.median if r is not None else None
 
-        for _, a, b in ratios:
+        for name, a, b in ratios:
             x, y = value_of(a), value_of(b)
-            line.append(f"{x / y:.2f}x" if x is not None and y else "-")
+            interval = gains.get(key) if name == "MPS gain" else None
+            line.append("-" if x is None or not y else f"{interval.point:.2f}x [{interval.low:.2f}-{interval.high:.2f}]"
+                        if interval is not None else f"{x / y:.2f}x")
         titles = {(c[0], c[1]): c[2] for c in columns}
         failed = sorted({titles.get(c, c[0]) for c, r in cells.items() if not r.verified})
         line.append("yes" if not failed else "NO: " + ",".join(failed))
@@ -122,15 +129,35 @@ def console_report(doc, threshold=None):
     widths = [max(len(l[i]) for l in lines) for i in range(len(header))]
     text = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(l, widths)))
             for l in lines]
-    return "\n".join(text + [""] + _notes(ratios, setting_notes, found, threshold) + tables + [""] + verdict)
+    notes = _notes(ratios, setting_notes, found, threshold, rounds.Rounds.of(found_configs))
+    return "\n".join(text + [""] + notes + tables + [""] + verdict)
 
 
-def _notes(ratios, setting_notes, found, threshold):
-    notes = ["throughput: aggregate median of the kernel's headline metric over the active ranks"]
+def _gain_intervals(found_configs):
+    """{row key: the MPS gain's interval} for every (subject, size, k) measured in mps and timeslice: core's
+    intervals (rounds.ratio over each subject's pooled gains), the same the verdict and the A/A row give."""
+    by_subject = {}
+    for c in found_configs:
+        by_subject.setdefault(c.first.subject, []).append(c)
+    out = {}
+    for mine in by_subject.values():
+        pairs = rounds.gain_pairs(mine)
+        pool = rounds.pool_of(pairs)
+        for m, t in pairs:
+            interval = rounds.ratio(m, t, pool)
+            if interval is not None:
+                out[_row_key(m.first)] = interval
+    return out
+
+
+def _notes(ratios, setting_notes, found, threshold, measured):
+    notes = ["throughput: aggregate median of the kernel's headline metric over the active ranks"
+             + ("" if measured.most <= 1 else f"; each configuration measured in {measured.text} (separate processes,"
+                " the modes interleaved): the figure is the geometric mean of its rounds' medians")]
     names = [name for name, _, _ in ratios]
     if any(name != "green/qos" for name in names):
-        notes.append("MPS gain = mps / timeslice; mps/streams, ts/streams: ratio to k instances in one process "
-                     "(streams)")
+        notes.append("MPS gain = mps / timeslice [its 95% interval, from the spread between rounds]; mps/streams, "
+                     "ts/streams: ratio to k instances in one process (streams)")
     if "green/qos" in names:
         notes.append("green/qos = green / mps-qos at the same k: 1/k of the SMs fenced off in green contexts of one "
                      "process against k MPS clients capped at the percentage below (the SMs each instance got: "
@@ -140,9 +167,10 @@ def _notes(ratios, setting_notes, found, threshold):
         notes.append(printable(f"{mode}: {SETTING_VARIABLES.get(field, field)} per ranks/gpu: "
                                + ", ".join(f"{k}: {v}" for k, v in per_k.items())))
     if any(isinstance(v, KernelVerdict) and v.outcome != "none" for v in found):
-        notes.append(f"how the verdict reads: at each size k = the ranks per GPU where mps is fastest (of those "
-                     f"measured in timeslice too), MPS gain = mps / timeslice at k; MPS pays off at a gain of "
-                     f"{threshold:g}x or more")
+        notes.append(f"how the verdict reads: at each size k = the fewest ranks per GPU whose mps throughput is within "
+                     f"noise of the fastest (of those measured in timeslice too); MPS gain = mps / timeslice at k; it "
+                     f"pays off where its 95% interval lies above {threshold:g}x, does not where it lies below, and "
+                     f"the data cannot tell where the interval holds {threshold:g}x")
     return notes
 
 

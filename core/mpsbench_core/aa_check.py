@@ -1,0 +1,97 @@
+"""The A/A row: at one rank per GPU, MPS against time slicing is one process either way, so every kernel's
+gain there should be 1.0 within the noise. How many are not tells a user at once whether the machine was
+too noisy to trust the run.
+
+For every kernel configuration (kernel, precision, params, size) measured at k = 1 in both mps and timeslice:
+its gain mps / timeslice with the 95 % interval of verdict.py (paired by round, pooled over the subject's
+k = 1 gains). Counted: the gains within 3 % and beyond 10 % of 1.0, and the intervals that exclude 1.0. The
+run is flagged when more intervals exclude 1.0 than chance explains: more than FLAG_SHARE of them, and at
+least FLAG_AT_LEAST (a 95 % interval misses by chance about one time in twenty).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .intervals import Interval
+from .records import Result
+from .rounds import configs, gain_pairs, pool_of, ratio
+
+#: Near 1.0: within this of it.
+NEAR = 0.03
+#: Far from 1.0: beyond this.
+FAR = 0.10
+#: Flag the run when more than this share of the k = 1 intervals exclude 1.0 ...
+FLAG_SHARE = 0.10
+#: ... and at least this many do.
+FLAG_AT_LEAST = 2
+
+
+@dataclass(frozen=True)
+class AACell:
+    subject: tuple
+    size: int | None
+    interval: Interval
+
+    @property
+    def name(self) -> str:
+        _, kernel, precision, params = self.subject
+        return f"{kernel} {precision}" + (f" ({params})" if params else "") + f" {self.size}"
+
+
+@dataclass(frozen=True)
+class AACheck:
+    cells: tuple[AACell, ...]
+
+    @property
+    def near(self) -> int:
+        return sum(abs(c.interval.point - 1.0) <= NEAR for c in self.cells)
+
+    @property
+    def far(self) -> tuple[AACell, ...]:
+        return tuple(c for c in self.cells if abs(c.interval.point - 1.0) > FAR)
+
+    @property
+    def excluding(self) -> tuple[AACell, ...]:
+        return tuple(c for c in self.cells if not c.interval.contains(1.0))
+
+    @property
+    def flagged(self) -> bool:
+        n = len(self.excluding)
+        return n >= FLAG_AT_LEAST and n > FLAG_SHARE * len(self.cells)
+
+    @property
+    def line(self) -> str:
+        """'A/A (k=1, mps against timeslice: one process either way): 26 of 28 gains within 3% of 1.0, none
+        beyond 10%; 1 of 28 intervals exclude 1.0 (nbody fp32 4096 0.95x [0.93x-0.97x])'; "" with no cell."""
+        n = len(self.cells)
+        if not n:
+            return ""
+        far = self.far
+        far_text = "none" if not far else f"{len(far)} (" + ", ".join(
+            f"{c.name} {c.interval.point:.2f}x" for c in far) + ")"
+        ex = self.excluding
+        ex_text = f"{len(ex)} of {n} intervals exclude 1.0" + (" (" + ", ".join(
+            f"{c.name} {c.interval.point:.2f}x [{c.interval.text}]" for c in ex) + ")" if ex else "")
+        flag = ("; FLAGGED: more than chance explains, the machine was too noisy (or MPS costs a single process "
+                "this much) to trust small gains in this run") if self.flagged else ""
+        return (f"A/A (1 rank per GPU, mps against timeslice: one process either way): {self.near} of {n} gains "
+                f"within {NEAR:.0%} of 1.0, beyond {FAR:.0%}: {far_text}; {ex_text}{flag}")
+
+
+def aa_check(results: Iterable[Result]) -> AACheck:
+    kernels = [r for r in results if r.kind == "kernel"]
+    by_subject: dict[tuple, list] = {}
+    for c in configs(kernels):
+        by_subject.setdefault(c.first.subject, []).append(c)
+    cells = []
+    for subject, found in by_subject.items():
+        pairs = gain_pairs(found)
+        pool = pool_of(pairs)  # the verdict's pool: every gain of the subject
+        for m, t in pairs:
+            if m.first.ranks_per_gpu == 1:
+                interval = ratio(m, t, pool)
+                if interval is not None:
+                    cells.append(AACell(subject, m.first.size, interval))
+    return AACheck(tuple(cells))

@@ -1,0 +1,204 @@
+"""The 95 % interval of a ratio measured in rounds: the one definition behind every verdict, gate and agreement.
+
+Why rounds: on a shared host the large spread is between processes (a process's repetitions agree with each
+other; the next process can be 2x off), so an interval is estimated from the spread between independent
+rounds (mpsbench-sweep --rounds: separate processes, the modes interleaved), not from the repetitions inside
+one process.
+
+The estimate, for a ratio A / B of two configurations measured in the same R rounds (paired by round: the
+MPS gain mps / timeslice, or mps at k against mps at another k):
+
+* d_r = log(A_r / B_r) per round (A_r: the round's median of A); the ratio is exp(mean d), which is the
+  ratio of the geometric means of the rounds (rounds.py's figure of a configuration);
+* the round-to-round variance of d is moderated (Smyth 2004, limma's "moderated t") because two or three
+  rounds alone give a nearly useless variance: s^2 = (d0 s0^2 + (R-1) s_own^2) / (d0 + R - 1), where s0^2 is
+  the pooled round-to-round variance of the same kind of ratio over every configuration of the subject
+  (kernel and precision; application) and d0 = min(its degrees of freedom, PRIOR_DF);
+* the standard error is s / sqrt(R), but never below the noise the repetitions inside the rounds show
+  (WITHIN: each side's relative standard error of the median, averaged over its rounds, combined);
+* the interval is exp(mean d +- t(0.975, d0 + R - 1) x SE).
+
+With one round there is no spread between processes to see: the interval is the within-process one
+(normal quantile) and says so (``basis`` "one round"); a verdict made of it says so too.  Two unpaired
+figures (the same configuration in two runs: the CI gate, the agreement of several runs) are compared with
+:func:`difference_interval`, the same construction with the two sides' variances added.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Iterable, Sequence
+
+#: The prior's weight, in rounds, at most: the pooled variance counts as this many rounds of evidence.
+PRIOR_DF = 4
+#: Two-sided coverage of every interval.
+COVERAGE = 0.95
+
+# Student's t, 0.975 quantile, for 1..30 degrees of freedom (the standard table).
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+         2.045, 2.042)
+
+
+def t_quantile(df: float) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (linear in 1/df between table
+    entries and beyond 30, where it is within 0.001 of the truth); the normal one for infinite df."""
+    if not df > 0:
+        raise ValueError(f"degrees of freedom must be positive, got {df}")
+    z = NormalDist().inv_cdf(0.5 + COVERAGE / 2)
+    if math.isinf(df):
+        return z
+    if df <= 1:
+        return _T975[0]
+    if df >= len(_T975):
+        return z + (_T975[-1] - z) * len(_T975) / df
+    lo = int(df)
+    if lo == df:
+        return _T975[lo - 1]
+    a, b = _T975[lo - 1], _T975[lo]
+    w = (1 / lo - 1 / df) / (1 / lo - 1 / (lo + 1))
+    return a + (b - a) * w
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The pooled round-to-round variance of one kind of log ratio over a subject's configurations."""
+
+    variance: float
+    df: int
+
+    @classmethod
+    def of(cls, rounds: Iterable[Sequence[float]]) -> "Pool | None":
+        """From the per-round log ratios of each configuration (those with two rounds or more count);
+        None when none has two."""
+        total, df = 0.0, 0
+        for d in rounds:
+            if len(d) >= 2:
+                m = math.fsum(d) / len(d)
+                total += math.fsum((x - m) ** 2 for x in d)
+                df += len(d) - 1
+        return cls(total / df, df) if df else None
+
+    @property
+    def prior_df(self) -> int:
+        return min(self.df, PRIOR_DF)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A ratio with its 95 % interval, and what the interval is made of (written to results files as is)."""
+
+    point: float
+    low: float
+    high: float
+    rounds: int                 # rounds with both sides measured (each side's, for an unpaired difference)
+    basis: str                  # "rounds", or "one round" (no spread between processes measured)
+    df: float                   # of the t quantile (inf for the normal one)
+    t: float
+    se: float                   # standard error of log(point)
+    own_sd: float | None        # this configuration's own round-to-round sd of the log ratio
+    pooled_sd: float | None     # the subject's pooled sd (the prior)
+    prior_df: int               # its weight
+    within_se: float            # the floor: the repetitions' noise inside the rounds
+
+    def side(self, threshold: float) -> str:
+        """"above" when the whole interval is above ``threshold``, "below" when below, else "straddles"."""
+        if self.low > threshold:
+            return "above"
+        if self.high < threshold:
+            return "below"
+        return "straddles"
+
+    def contains(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+    @property
+    def text(self) -> str:
+        """'1.02x-1.16x'."""
+        return f"{self.low:.2f}x-{self.high:.2f}x"
+
+    def to_json(self) -> dict:
+        def num(x: float | None) -> float | None:
+            return None if x is None or not math.isfinite(x) else x
+        return {"point": self.point, "low": self.low, "high": self.high, "rounds": self.rounds, "basis": self.basis,
+                "df": num(self.df), "t": self.t, "se": self.se, "own_sd": num(self.own_sd),
+                "pooled_sd": num(self.pooled_sd), "prior_df": self.prior_df, "within_se": self.within_se}
+
+
+def log_ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    """log(a_r / b_r) for the rounds where both are positive (a and b in round order, None where missing)."""
+    return [math.log(x / y) for x, y in zip(a, b) if x is not None and y is not None and x > 0 and y > 0]
+
+
+def _make(mean: float, var_rounds: float | None, own_sd: float | None, n: int, pool: Pool | None,
+          within_se: float) -> Interval:
+    if var_rounds is None:  # one round: the repetitions alone, and said so
+        se, df, basis = within_se, math.inf, "one round"
+    else:
+        se, basis = max(math.sqrt(var_rounds), within_se), "rounds"
+        df = (pool.prior_df if pool else 0) + max(n - 1, 0)
+    t = t_quantile(df) if df > 0 else math.inf
+    half = t * se
+    return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), n, basis, df, t, se, own_sd,
+                    math.sqrt(pool.variance) if pool else None, pool.prior_df if pool else 0, within_se)
+
+
+def moderated_variance(d: Sequence[float], pool: Pool | None) -> tuple[float | None, float | None]:
+    """(moderated variance of one round's log ratio, own sd); (None, None) when neither the rounds nor the
+    pool can give one (a single round, no pool)."""
+    n = len(d)
+    own = None
+    if n >= 2:
+        m = math.fsum(d) / n
+        own = math.fsum((x - m) ** 2 for x in d) / (n - 1)
+    if n < 2 and pool is None:
+        return None, None
+    d0 = pool.prior_df if pool else 0
+    prior = pool.variance if pool else 0.0
+    var = (d0 * prior + (n - 1) * (own or 0.0)) / (d0 + n - 1)
+    return var, (math.sqrt(own) if own is not None else None)
+
+
+def ratio_interval(d: Sequence[float], pool: Pool | None, within_se: float) -> Interval:
+    """The interval of exp(mean d) from per-round log ratios ``d`` of paired rounds (module doc); with one
+    round the pool still applies when there is one, else the within-process noise alone."""
+    if not d:
+        raise ValueError("no round measured both sides")
+    n = len(d)
+    var, own = moderated_variance(d, pool)
+    if n < 2:  # one round: a pool of other configurations' rounds does not make this one's spread known
+        var = None
+    return _make(math.fsum(d) / n, None if var is None else var / n, own, n, pool, within_se)
+
+
+def difference_interval(a: Sequence[float], b: Sequence[float], pool_a: Pool | None, pool_b: Pool | None,
+                        within_se: float) -> Interval:
+    """The interval of exp(mean log a - mean log b) for two unpaired series of one figure's rounds (the same
+    configuration in two runs): each side's moderated variance over its own rounds, added; the degrees of
+    freedom of the smaller side (conservative)."""
+    la = [math.log(x) for x in a if x is not None and x > 0]
+    lb = [math.log(x) for x in b if x is not None and x > 0]
+    if not la or not lb:
+        raise ValueError("a side has no round")
+    mean = math.fsum(la) / len(la) - math.fsum(lb) / len(lb)
+    va, sa = moderated_variance(la, pool_a)
+    vb, sb = moderated_variance(lb, pool_b)
+    if len(la) < 2 or len(lb) < 2 or va is None or vb is None:
+        return _make(mean, None, None, min(len(la), len(lb)), None, within_se)
+    se = max(math.sqrt(va / len(la) + vb / len(lb)), within_se)
+    df = min((pool_a.prior_df if pool_a else 0) + len(la) - 1, (pool_b.prior_df if pool_b else 0) + len(lb) - 1)
+    t = t_quantile(df)
+    pooled = [p for p in (pool_a, pool_b) if p]
+    pooled_sd = math.sqrt(sum(p.variance for p in pooled) / len(pooled)) if pooled else None
+    own = math.sqrt(((sa or 0) ** 2 + (sb or 0) ** 2) / 2)
+    return Interval(math.exp(mean), math.exp(mean - t * se), math.exp(mean + t * se), min(len(la), len(lb)),
+                    "rounds", df, t, se, own, pooled_sd, min(p.prior_df for p in pooled) if pooled else 0, within_se)
+
+
+def within_se(noises: Iterable[float | None]) -> float:
+    """The floor of a ratio's standard error from its sides' repetition noise (relative standard errors of
+    the medians, one per side, each averaged over its rounds): their root sum of squares; missing ones
+    count 0."""
+    return math.sqrt(math.fsum((n or 0.0) ** 2 for n in noises if n is None or math.isfinite(n)))
