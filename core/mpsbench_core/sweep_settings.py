@@ -7,6 +7,10 @@ while running (jobs, daemons, exit status). The analysis reads it back with
 gain the run's verdict lines used, which ``mpsbench-analyze verdict FILE`` must use again to print the
 same lines (:func:`recorded_threshold`).
 
+``rounds`` is written as the schema's ``context.sweep.rounds``: ``{"count": R, "orders": [...]}``, the
+orders from :func:`round_order.mode_order` (the rule the sweep planned its jobs by), so they are not stored
+twice; files of sweeps before ``--rounds`` read back as one round.
+
 A record is frozen: when the client ramp learns the MPS client limit from the daemon, the sweep makes
 a new record with :func:`dataclasses.replace` rather than changing the settings it started with.
 """
@@ -17,6 +21,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
+from .round_order import orders
 from .verdict import GAIN_THRESHOLD
 
 TOOL = "mpsbench-sweep"
@@ -66,6 +71,7 @@ class SweepRecord:
     device: str | None = None
     probe: str | None = None
     command: str | None = None                       # the sweep's command line as typed, shell-quoted
+    rounds: int = 1                                  # --rounds: each job run this many times, modes interleaved
     tool: str = field(default=TOOL)
 
     #: Written only when set (an ordinary sweep has no memory limits and no application).
@@ -77,6 +83,9 @@ class SweepRecord:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name in self.OPTIONAL and value is None:
+                continue
+            if f.name == "rounds":
+                out[f.name] = {"count": value, "orders": orders(self.modes, value)}
                 continue
             out[f.name] = list(value) if isinstance(value, tuple) else value
         return out
@@ -92,6 +101,8 @@ class SweepRecord:
         qos = sweep.get("qos_percentages")
         limits = sweep.get("mem_limits")
         gpus = sweep.get("node_gpus")
+        rounds = sweep.get("rounds")
+        count = rounds.get("count") if isinstance(rounds, Mapping) else None
         return cls(
             argv=_strs(sweep.get("argv")), modes=_strs(sweep.get("modes")),
             ranks_per_gpu=_ints(sweep.get("ranks_per_gpu")),
@@ -107,7 +118,8 @@ class SweepRecord:
             app=sweep.get("app") if isinstance(sweep.get("app"), Mapping) else None,
             min_time_s=_threshold(sweep.get("min_time_s")), repetitions=get("repetitions", int, None),
             device=get("device", str, None), probe=get("probe", str, None),
-            command=get("command", str, None), tool=get("tool", str, TOOL))
+            command=get("command", str, None), tool=get("tool", str, TOOL),
+            rounds=count if isinstance(count, int) and not isinstance(count, bool) and count >= 1 else 1)
 
 
 def recorded_threshold(doc: Mapping[str, Any]) -> float:
