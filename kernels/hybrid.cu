@@ -26,7 +26,13 @@
 // Work: 1 item ("iteration") per run(), the primary metric (iterations/s);
 //       flops = N (8 sweeps + 7168), CPU and GPU parts as written in source;
 //       bytes = 8 N: the host -> device and device -> host copies.
-// Memory: device 8 N bytes; host 8 N pinned plus 4 N (8 N for fp32-cpu-heavy).
+// Memory: device 8 N bytes; host 12 N pinned (16 N for fp32-cpu-heavy) in one
+//       block: prev (the last offload result), forcing, input (the next
+//       offload input) and scratch each start a page boundary plus 0, 1, 2
+//       and 3 KiB (staggered_host_arrays.hpp). The sweep's speed depends on
+//       these offsets modulo 4 KiB alone (4K aliasing between its load and
+//       store streams: 0.3-0.5 or 1.4-2.2 ns per cell on the H200 host), and
+//       heap-placed arrays gave every process its own, 2-6x apart.
 // details(): cpu_phase_s (step 1) and gpu_phase_s (steps 2-4, wall clock as
 //       the CPU thread sees it, so launch and synchronization latency and any
 //       wait for a GPU shared with other ranks count), the mean per iteration
@@ -64,17 +70,6 @@ __global__ void react_kernel(const float* __restrict__ in, float* __restrict__ o
   }
 }
 
-struct PinnedFree {
-  void operator()(float* p) const { cudaFreeHost(p); }  // no throw from a deleter
-};
-using PinnedFloats = std::unique_ptr<float[], PinnedFree>;
-
-PinnedFloats pinned_floats(std::int64_t count) {
-  void* p = nullptr;
-  MPSB_CUDA(cudaMallocHost(&p, static_cast<std::size_t>(count) * sizeof(float)));
-  return PinnedFloats(static_cast<float*>(p));
-}
-
 class HybridGpu final : public HybridWorkload {
  public:
   explicit HybridGpu(const WorkloadArgs& args)
@@ -84,12 +79,10 @@ class HybridGpu final : public HybridWorkload {
     seed_ = seed;
     const auto count = static_cast<std::size_t>(n_);
     const std::size_t bytes = count * sizeof(float);
-    prev_ = pinned_floats(n_);
-    input_ = pinned_floats(n_);
-    forcing_.resize(count);
-    scratch_.assign(sweeps_ > 1 ? count : 0, 0.0f);
-    fill_initial(prev_.get(), forcing_.data(), n_, seed);
-    std::fill(input_.get(), input_.get() + n_, NAN);
+    host_ = CpuPhaseArrays(n_, sweeps_, HostMemory::pinned);
+    fill_initial(host_.prev(), host_.forcing(), n_, seed);
+    if (host_.scratch() != nullptr) std::fill(host_.scratch(), host_.scratch() + n_, 0.0f);
+    std::fill(host_.input(), host_.input() + n_, NAN);
     d_in_ = DeviceBuffer(bytes);
     d_out_ = DeviceBuffer(bytes);
     // NaN (0xFF bytes) in both: a skipped copy-in or kernel cannot pass.
@@ -102,13 +95,13 @@ class HybridGpu final : public HybridWorkload {
   void run() override {
     const std::size_t bytes = static_cast<std::size_t>(n_) * sizeof(float);
     const auto t0 = PhaseClock::clock::now();
-    cpu_step(prev_.get(), forcing_.data(), input_.get(), scratch_.data(), n_, sweeps_);
+    cpu_step(host_.prev(), host_.forcing(), host_.input(), host_.scratch(), n_, sweeps_);
     const auto t1 = PhaseClock::clock::now();
-    MPSB_CUDA(cudaMemcpyAsync(d_in_.as<void>(), input_.get(), bytes, cudaMemcpyHostToDevice, stream_));
+    MPSB_CUDA(cudaMemcpyAsync(d_in_.as<void>(), host_.input(), bytes, cudaMemcpyHostToDevice, stream_));
     const auto blocks = static_cast<unsigned>((n_ + kBlockThreads - 1) / kBlockThreads);
     react_kernel<<<blocks, kBlockThreads, 0, stream_>>>(d_in_.as<const float>(), d_out_.as<float>(), n_);
     MPSB_CUDA_LAUNCH();
-    MPSB_CUDA(cudaMemcpyAsync(prev_.get(), d_out_.as<const void>(), bytes, cudaMemcpyDeviceToHost, stream_));
+    MPSB_CUDA(cudaMemcpyAsync(host_.prev(), d_out_.as<const void>(), bytes, cudaMemcpyDeviceToHost, stream_));
     MPSB_CUDA(cudaStreamSynchronize(stream_));
     phases_.add(t1 - t0, PhaseClock::clock::now() - t1);
   }
@@ -121,8 +114,8 @@ class HybridGpu final : public HybridWorkload {
     sync();
     std::vector<float> out(static_cast<std::size_t>(n_));
     MPSB_CUDA(cudaMemcpy(out.data(), d_out_.as<const void>(), out.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    Verification v = verify_reaction(input_.get(), out.data(), n_, seed_ + 1);
-    if (v.ok && std::memcmp(out.data(), prev_.get(), out.size() * sizeof(float)) != 0) {
+    Verification v = verify_reaction(host_.input(), out.data(), n_, seed_ + 1);
+    if (v.ok && std::memcmp(out.data(), host_.prev(), out.size() * sizeof(float)) != 0) {
       v.ok = false;
       v.detail = "the host copy of the offload result differs from the device's (copy back missing?)";
     }
@@ -131,15 +124,14 @@ class HybridGpu final : public HybridWorkload {
 
   std::vector<std::pair<std::string, double>> details() const override { return phases_.details(); }
   void restart_details() override { phases_.restart(); }
-  const float* last_input() const override { return input_.get(); }
+  const float* last_input() const override { return host_.input(); }
 
  private:
   std::int64_t n_;
   int sweeps_;
   cudaStream_t stream_;
   std::uint64_t seed_ = 0;
-  PinnedFloats prev_, input_;  // last offload result (next CPU input); last offload input
-  std::vector<float> forcing_, scratch_;
+  CpuPhaseArrays host_;  // pinned: prev (the last offload result) and input (the last offload input) are copied
   DeviceBuffer d_in_, d_out_;
   PhaseClock phases_;
 };

@@ -126,6 +126,9 @@ std::vector<std::pair<std::string, double>> PhaseClock::details() const {
   return {{"cpu_phase_s", cpu_sum_s_ / runs}, {"gpu_phase_s", gpu_sum_s_ / runs}};
 }
 
+CpuPhaseArrays::CpuPhaseArrays(std::int64_t n, int sweeps, HostMemory memory)
+    : arrays_(sweeps > 1 ? kScratchSlot + 1 : kScratchSlot, n, memory) {}
+
 namespace {
 
 // --device cpu: the same iteration on one thread; the offload is react_all,
@@ -137,37 +140,37 @@ class HybridCpu final : public HybridWorkload {
   void setup(std::uint64_t seed) override {
     seed_ = seed;
     const auto count = static_cast<std::size_t>(n_);
-    prev_.resize(count);
-    forcing_.resize(count);
-    fill_initial(prev_.data(), forcing_.data(), n_, seed);
-    scratch_.assign(sweeps_ > 1 ? count : 0, 0.0f);
-    input_.assign(count, NAN);
+    host_ = CpuPhaseArrays(n_, sweeps_, HostMemory::pageable);
+    fill_initial(host_.prev(), host_.forcing(), n_, seed);
+    if (host_.scratch() != nullptr) std::fill(host_.scratch(), host_.scratch() + n_, 0.0f);
+    std::fill(host_.input(), host_.input() + n_, NAN);
     output_.assign(count, NAN);  // an offload that never ran cannot pass
     phases_ = PhaseClock{};
   }
 
   void run() override {
     const auto t0 = PhaseClock::clock::now();
-    cpu_step(prev_.data(), forcing_.data(), input_.data(), scratch_.data(), n_, sweeps_);
+    cpu_step(host_.prev(), host_.forcing(), host_.input(), host_.scratch(), n_, sweeps_);
     const auto t1 = PhaseClock::clock::now();
-    react_all(input_.data(), output_.data(), n_);
-    std::memcpy(prev_.data(), output_.data(), output_.size() * sizeof(float));
+    react_all(host_.input(), output_.data(), n_);
+    std::memcpy(host_.prev(), output_.data(), output_.size() * sizeof(float));
     const auto t2 = PhaseClock::clock::now();
     phases_.add(t1 - t0, t2 - t1);
   }
 
   void sync() override {}
   Work work() const override { return work_per_iteration(n_, sweeps_); }
-  Verification verify() override { return verify_reaction(input_.data(), output_.data(), n_, seed_ + 1); }
+  Verification verify() override { return verify_reaction(host_.input(), output_.data(), n_, seed_ + 1); }
   std::vector<std::pair<std::string, double>> details() const override { return phases_.details(); }
   void restart_details() override { phases_.restart(); }
-  const float* last_input() const override { return input_.data(); }
+  const float* last_input() const override { return host_.input(); }
 
  private:
   std::int64_t n_;
   int sweeps_;
   std::uint64_t seed_ = 0;
-  std::vector<float> prev_, forcing_, scratch_, input_, output_;
+  CpuPhaseArrays host_;
+  std::vector<float> output_;  // stands in for the GPU's output buffer
   PhaseClock phases_;
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "host_device.hpp"
+#include "staggered_host_arrays.hpp"
 #include "workload.hpp"
 
 namespace mpsb::hybrid {
@@ -107,6 +108,26 @@ class PhaseClock {
   std::int64_t count_ = 0;  // including the first
   double first_cpu_s_ = 0, first_gpu_s_ = 0;
   double cpu_sum_s_ = 0, gpu_sum_s_ = 0;  // excluding the first
+};
+
+// The host arrays the CPU phase touches, in one staggered block
+// (staggered_host_arrays.hpp): their offsets modulo 4 KiB, and so the speed of
+// the sweep, are the same in every process and every configuration. Both
+// workloads use it: pinned on the GPU (prev and input are copied
+// asynchronously), ordinary memory on the CPU device.
+class CpuPhaseArrays {
+ public:
+  CpuPhaseArrays() = default;
+  CpuPhaseArrays(std::int64_t n, int sweeps, HostMemory memory);
+  float* prev() const { return arrays_.array(kPrevSlot); }        // the last offload's result: the next CPU input
+  float* forcing() const { return arrays_.array(kForcingSlot); }
+  float* input() const { return arrays_.array(kInputSlot); }      // the CPU phase's output: the next offload input
+  float* scratch() const { return arrays_.array(kScratchSlot); }  // nullptr with one sweep
+
+  static constexpr int kPrevSlot = 0, kForcingSlot = 1, kInputSlot = 2, kScratchSlot = 3;
+
+ private:
+  StaggeredHostArrays arrays_;
 };
 
 // Both workloads: the last offload input stays readable so tests can follow
