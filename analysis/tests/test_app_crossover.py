@@ -4,10 +4,11 @@ which MPS pays off, worked out by hand (core's definitions, mpsbench_core.verdic
 "myapp" runs/s by copies per GPU k = 1, 2, 4, 8:
   timeslice 1.0, 2.0, 2.0, 2.0;  mps 1.0, 2.1, 2.4, 3.0
   gains     1.0, 1.05, 1.2, 1.5
--> at threshold 1.1 MPS pays off from k = 4 on (1.2, 1.5 >= 1.1), still below at k = 2; the best
-configuration is mps at 8 copies, 3.0 runs/s = 10,800 runs/hour, 3x one copy alone, 1.5x timeslice at 8.
+-> at threshold 1.1 MPS pays off at k = 4 and 8 (1.2, 1.5 > 1.1), not at 1 and 2: the crossover lies between
+2 and 4; the best configuration is mps at 8 copies, 3.0 runs/s = 10,800 runs/hour, 3x one copy alone, 1.5x
+timeslice at 8. (One round, repetitions that agree exactly: every interval is its point.)
 "dipapp": timeslice 1, 2, 2, 2; mps 1, 2.6, 2.4, 2.1 -> gains 1.0, 1.3, 1.2, 1.05: pays off at 2 and 4
-but not at the largest count, 8; the best is mps at 2 copies (2.6 runs/s).
+but not at 1 and 8 (no single crossover); the best is mps at 2 copies (2.6 runs/s).
 "qosapp" (mps-qos at 100/k percent, as mpsbench-sweep runs it): timeslice 1, 2, 2 at k = 1, 2, 4;
 mps-qos:100% 1.0, mps-qos:50% 2.4, mps-qos:25% 3.0 -> gains 1.0, 1.2, 1.5 (--mode mps-qos: one series);
 it has no mps, so its verdict names the best configuration only (mps-qos:25% at 4 copies, 3.0 runs/s).
@@ -29,7 +30,8 @@ from mpsbench_analysis import AnalysisError, load_results
 from mpsbench_analysis.cli import main
 from mpsbench_analysis.crossover import all_crossovers
 from mpsbench_analysis.crossover_text import render_crossovers
-from mpsbench_core.verdict import copies_crossover
+from mpsbench_core.intervals import Interval
+from mpsbench_core.series import Point, outcome as series_outcome
 
 KS = [1, 2, 4, 8]
 
@@ -74,21 +76,32 @@ def _apps_of(found) -> dict:
     return {(c.kernel, c.mode): c for c in found if c.kind == "app"}
 
 
-MYAPP = ("best mps at 8 copies per GPU, 10,800 runs/hour (3.00x one copy alone; 1.50x timeslice at 8 per GPU); "
-         "MPS pays off from 4 copies per GPU on (gain < 1.1x at 2)")
+MYAPP = ("best mps at 8 copies per GPU, 10,800 runs/hour (3.00x one copy alone; 1.50x [1.50x-1.50x] timeslice at 8 "
+         "per GPU); MPS pays off at 4 and 8 copies per GPU (gain above 1.1x); does not at 1 and 2 copies per GPU; the "
+         "crossover lies between 2 and 4 copies per GPU; MPS gain [95% interval] by copies per GPU: 1 1.00x "
+         "[1.00x-1.00x], 2 1.05x [1.05x-1.05x], 4 1.20x [1.20x-1.20x], 8 1.50x [1.50x-1.50x]; one round: the spread "
+         "between processes was not measured (mpsbench-sweep --rounds 2 or more)")
 
 
-@pytest.mark.parametrize("ks, gains, expected", [
-    (KS, [1.0, 1.05, 1.2, 1.5], (4, 2, "from")),
-    (KS, [1.2, 1.0, 1.3, 1.4], (4, 2, "from")),       # pays off at 1, dips at 2: from 4, not from 1
-    (KS, [1.1, 1.2, 1.3, 1.4], (1, None, "every")),   # 1.1 >= 1.1: equality pays off
-    (KS, [1.0, 1.0, 1.05, 1.09], (None, 8, "never")),
-    (KS, [1.0, 1.3, 1.2, 1.05], (None, 8, "largest")),
-    ([2], [1.5], (2, None, "every")),
-    ([2], [1.0], (None, 2, "never")),
+def _points(ks: list[int], intervals: list[tuple[float, float]]) -> list[Point]:
+    return [Point(k, k, 1.0, 1.0, Interval((lo + hi) / 2, lo, hi, 2, "rounds", 5, 2.571, 0.01, None, None, 0, 0.0))
+            for k, (lo, hi) in zip(ks, intervals)]
+
+
+@pytest.mark.parametrize("ks, intervals, expected", [
+    (KS, [(0.9, 1.0), (1.0, 1.05), (1.15, 1.25), (1.4, 1.6)], ("from", (2, 4))),
+    (KS, [(0.9, 1.0), (1.0, 1.3), (1.15, 1.25), (1.4, 1.6)], ("from", (1, 4))),  # 2 cannot tell: the range widens
+    (KS, [(1.2, 1.3), (1.0, 1.05), (1.3, 1.4), (1.4, 1.5)], ("mixed", None)),    # pays off at 1, dips at 2
+    (KS, [(1.12, 1.2), (1.2, 1.3), (1.3, 1.4), (1.4, 1.5)], ("every", None)),
+    (KS, [(1.05, 1.2), (1.2, 1.3), (1.3, 1.4), (1.4, 1.5)], ("mixed", None)),    # 1 cannot tell, none does not
+    (KS, [(0.9, 1.0), (0.9, 1.0), (1.0, 1.09), (1.0, 1.05)], ("never", None)),
+    (KS, [(0.9, 1.2), (0.95, 1.3), (1.0, 1.2), (1.0, 1.11)], ("unclear", None)),
+    ([2], [(1.4, 1.6)], ("every", None)),
+    ([], [], ("none", None)),
 ])
-def test_copies_crossover(ks: list[int], gains: list[float], expected: tuple) -> None:
-    assert copies_crossover(ks, gains, 1.1) == expected
+def test_series_outcome(ks: list[int], intervals: list[tuple[float, float]], expected: tuple) -> None:
+    found = series_outcome(_points(ks, intervals), 1.1)
+    assert (found.kind, found.between) == expected
 
 
 def test_app_verdicts_by_hand(app_file: Path) -> None:
@@ -97,28 +110,30 @@ def test_app_verdicts_by_hand(app_file: Path) -> None:
     c = found[("myapp", "mps")]
     assert list(c.table["ranks_per_gpu"]) == KS
     assert list(c.table["gain"]) == pytest.approx([1.0, 1.05, 1.2, 1.5])
-    assert list(c.table["pays_off"]) == [False, False, True, True]
+    assert list(c.table["pays_off"]) == ["does not", "does not", "pays off", "pays off"]
     assert (c.crossover, c.below, c.outcome) == (4, 2, "from")
     assert c.message == MYAPP
     d = found[("dipapp", "mps")]
-    assert (d.crossover, d.below, d.outcome) == (None, 8, "largest")
-    assert d.message == ("best mps at 2 copies per GPU, 9,360 runs/hour (2.60x one copy alone; 1.30x timeslice at 2 "
-                         "per GPU); MPS does not pay off at the largest count measured, 8 (gain < 1.1x)")
+    assert (d.crossover, d.below, d.outcome) == (None, None, "mixed")
+    assert d.message.startswith("best mps at 2 copies per GPU, 9,360 runs/hour (2.60x one copy alone; 1.30x "
+                                "[1.30x-1.30x] timeslice at 2 per GPU); MPS pays off at 2 and 4 copies per GPU (gain "
+                                "above 1.1x); does not at 1 and 8 copies per GPU; MPS gain")
     q = found[("qosapp", "mps")]  # no mps: the best configuration, and no table
     assert q.outcome == "none" and q.table.empty
     assert q.message == ("best mps-qos:25% at 4 copies per GPU, 10,800 runs/hour (3.00x one copy alone; 1.50x "
-                         "timeslice at 4 per GPU)")
+                         "[1.50x-1.50x] timeslice at 4 per GPU)")
 
 
 @pytest.mark.parametrize("threshold, k, below, outcome, words", [
-    (1.0, 1, None, "every", "MPS pays off at every copies-per-GPU count measured (gain >= 1x)"),
-    (1.25, 8, 4, "from", "MPS pays off from 8 copies per GPU on (gain < 1.25x at 4)"),   # 1.2 < 1.25 <= 1.5
-    (1.6, None, 8, "never", "MPS never pays off (gain < 1.6x at every count measured)"),
+    (1.0, None, None, "mixed", "MPS pays off at 2, 4 and 8 copies per GPU (gain above 1x); cannot tell at 1 (1.00x-1.00x)"),
+    (1.25, 8, 4, "from", "MPS pays off at 8 copies per GPU (gain above 1.25x); does not at 1, 2 and 4 copies per "
+                         "GPU; the crossover lies between 4 and 8 copies per GPU"),   # 1.2 < 1.25 < 1.5
+    (1.6, None, None, "never", "MPS does not pay off at any count measured (gain below 1.6x)"),
 ])
 def test_app_thresholds(app_file: Path, threshold: float, k, below, outcome: str, words: str) -> None:
     c = _apps_of(all_crossovers(load_results([app_file]), threshold))[("myapp", "mps")]
     assert (c.crossover, c.below, c.outcome) == (k, below, outcome)
-    assert c.message.endswith(words)
+    assert words in c.message
 
 
 def test_mps_qos_at_100_over_k_is_one_series(app_file: Path) -> None:
@@ -129,8 +144,10 @@ def test_mps_qos_at_100_over_k_is_one_series(app_file: Path) -> None:
     assert list(c.table["mode_label"]) == ["mps-qos:100%", "mps-qos:50%", "mps-qos:25%"]
     assert list(c.table["gain"]) == pytest.approx([1.0, 1.2, 1.5])
     assert (c.crossover, c.below, c.outcome) == (2, 1, "from")
-    assert c.message == ("mps-qos pays off from 2 copies per GPU on (gain < 1.1x at 1); gain by copies per GPU: "
-                         "1 1.00x, 2 1.20x, 4 1.50x")
+    assert c.message == ("mps-qos pays off at 2 and 4 copies per GPU (gain above 1.1x); does not at 1 copy per GPU; "
+                         "the crossover lies between 1 and 2 copies per GPU; one round: the spread between processes "
+                         "was not measured (mpsbench-sweep --rounds 2 or more); gain by copies per GPU: 1 1.00x "
+                         "[1.00x-1.00x], 2 1.20x [1.20x-1.20x], 4 1.50x [1.50x-1.50x]")
     text = render_crossovers([c], "table")
     assert "mps-qos:50%" in text  # which label at each k
     # one label asked for: only its count
@@ -144,13 +161,13 @@ def test_cli_app_crossover_formats(app_file: Path, capsys) -> None:
     assert f"myapp, across copies per GPU\n  {MYAPP}\n" in text
     block = text[text.index("myapp, across"):]
     lines = block.splitlines()
-    assert lines[3].split() == ["copies/gpu", "mps", "timeslice", "gain", "gain", ">=", "1.1"]
-    assert lines[5].split() == ["1", "1.00", "run/s", "1.00", "run/s", "1.000", "no"]
-    assert lines[8].split() == ["8", "3.00", "run/s", "2.00", "run/s", "1.500", "yes"]
+    assert lines[3].split() == ["copies/gpu", "mps", "timeslice", "gain", "95%", "low", "95%", "high", "vs", "1.1x"]
+    assert lines[5].split() == ["1", "1.00", "run/s", "1.00", "run/s", "1.000", "1.000", "1.000", "does", "not"]
+    assert lines[8].split() == ["8", "3.00", "run/s", "2.00", "run/s", "1.500", "1.500", "1.500", "pays", "off"]
     assert main(["crossover", str(app_file), "--format", "markdown"]) == 0
     md = capsys.readouterr().out
     assert f"### myapp, across copies per GPU\n\n**{MYAPP}**" in md
-    assert "| 4 | 2.40 run/s | 2.00 run/s | 1.200 | yes |" in md
+    assert "| 4 | 2.40 run/s | 2.00 run/s | 1.200 | 1.200 | 1.200 | pays off |" in md
     assert main(["crossover", str(app_file), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     mine = next(c for c in doc["crossovers"] if c["kernel"] == "myapp")
@@ -167,7 +184,7 @@ def test_mixed_file_answers_of_both_kinds(mixed_file: Path, capsys) -> None:
     assert (found[0].crossover, found[0].outcome) == (4096, "below")  # as test_crossover.py: apps change nothing
     assert main(["crossover", str(mixed_file)]) == 0
     text = capsys.readouterr().out
-    assert "matmul fp32, best ranks per GPU at each size\n  MPS pays off below size 4096" in text
+    assert "matmul fp32, best ranks per GPU at each size\n  MPS pays off at 256 and 1024" in text
     assert f"myapp, across copies per GPU\n  {MYAPP}" in text
     assert main(["crossover", str(mixed_file), "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
@@ -197,8 +214,9 @@ def test_mps_qos_for_kernels_gives_one_answer_per_percentage(mixed_file: Path) -
                                                    ("qosapp", "mps-qos")]
     assert found[0].title == "matmul fp32, best ranks per GPU at each size, mps-qos:25% against timeslice"
     assert list(found[1].table["gain"]) == pytest.approx([11.0 / 10.5])
-    assert found[1].message == ("mps-qos:50% never pays off (gain < 1.1x at every size measured); best ranks/GPU and "
-                                "gain by size: 1024 k=2 1.05x")  # 11 / 10.5 = 1.048
+    assert found[1].message == ("mps-qos:50% does not pay off at any size measured (gain below 1.1x); one round: the "
+                                "spread between processes was not measured (mpsbench-sweep --rounds 2 or more); best "
+                                "ranks/GPU and gain by size: 1024 k=2 1.05x [1.05x-1.05x]")  # 11 / 10.5 = 1.048
 
 
 def test_no_mode_data_is_still_one_line(tmp_path: Path, capsys) -> None:

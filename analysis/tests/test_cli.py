@@ -335,7 +335,8 @@ def test_cli_summary_to_file(sweep_file: Path, tmp_path: Path) -> None:
 
 def test_cli_crossover(sweep_file: Path, capsys) -> None:
     code, out, _ = _run(["crossover", str(sweep_file), "--threshold", "1.25"], capsys)
-    assert code == 0 and "MPS pays off below size 1024 (gain < 1.25x from 1024 on)" in out
+    assert code == 0 and "MPS pays off at 256 (gain above 1.25x); does not at 1024 and 4096; the crossover lies between " \
+                         "256 and 1024" in out
 
 
 def test_cli_crossover_without_mps_data(tmp_path: Path, capsys) -> None:

@@ -1,7 +1,9 @@
 """crossover against the fixture's gains, worked out by hand, with the verdict's definition (core).
 
-At each size the verdict takes the ranks per GPU where mps is fastest among those measured in both mps and
-timeslice (the smaller on a tie); the gain is mps / timeslice there.  conftest's matmul fp32:
+At each size the verdict takes the fewest ranks per GPU whose mps throughput is within noise of the fastest
+among those measured in both mps and timeslice; the gain is mps / timeslice there, and it pays off where its
+95 % interval lies above the threshold.  These records have one round and repetitions that agree exactly, so
+every interval is its point: the rule reduces to the gain against the threshold, equality "cannot tell".  conftest's matmul fp32:
   256: mps 2.0, 3.3, 4.8 at k = 1, 2, 4 -> k = 4, gain 4.8 / 2.4 = 2.0
   1024: mps 10, 12.6, 13.2 -> k = 4, 13.2 / 11 = 1.2;  4096: mps 40, 41, 42 -> k = 4, 42 / 40 = 1.05
 and at a fixed 2 ranks (--ranks 2): 3.3 / 2.2 = 1.5, 12.6 / 10.5 = 1.2, 41 / 40 = 1.025.
@@ -25,7 +27,7 @@ from mpsbench_analysis import AnalysisError, load_results
 from mpsbench_analysis.cli import main
 from mpsbench_analysis.crossover import all_crossovers
 from mpsbench_analysis.crossover_text import render_crossovers
-from mpsbench_core.verdict import KernelVerdict, size_crossover, verdicts
+from mpsbench_core.verdict import KernelVerdict, verdicts
 
 T = 1e12
 
@@ -40,14 +42,17 @@ def test_default_is_the_verdict_best_ranks_per_gpu_at_each_size(sweep_file: Path
     assert (m.ranks_per_gpu, m.mode, m.threshold) == (None, "mps", 1.1)
     assert list(m.table["size"]) == [256, 1024, 4096] and list(m.table["ranks_per_gpu"]) == [4, 4, 4]
     assert list(m.table["gain"]) == pytest.approx([2.0, 1.2, 1.05])
-    # 1.05 < 1.1 at 4096 only, 1.2 >= 1.1 at 1024 -> crossover 4096
+    # 1.05 < 1.1 at 4096 only, 1.2 > 1.1 at 1024 -> the crossover lies between 1024 and 4096
     assert (m.crossover, m.outcome) == (4096, "below")
-    assert m.message == ("MPS pays off below size 4096 (gain < 1.1x from 4096 on); best ranks/GPU and MPS gain by "
-                         "size: 256 k=4 2.00x, 1024 k=4 1.20x, 4096 k=4 1.05x")
+    assert m.message == ("MPS pays off at 256 and 1024 (gain above 1.1x); does not at 4096; the crossover lies "
+                         "between 1024 and 4096; best ranks/GPU and MPS gain [95% interval] by size: 256 k=4 2.00x "
+                         "[2.00x-2.00x], 1024 k=4 1.20x [1.20x-1.20x], 4096 k=4 1.05x [1.05x-1.05x]; one round: the "
+                         "spread between processes was not measured (mpsbench-sweep --rounds 2 or more)")
+    assert list(m.table["pays_off"]) == ["pays off", "pays off", "does not"]
     n = found["nbody"]
-    assert list(n.table["ranks_per_gpu"]) == [1, 4]  # a tie at 256 goes to the smaller k
-    assert (n.crossover, n.outcome) == (None, "largest")
-    assert "gain < 1.1x only at 256" in n.message
+    assert list(n.table["ranks_per_gpu"]) == [1, 4]  # a tie at 256: the fewer ranks are within noise of the fastest
+    assert (n.crossover, n.outcome) == (1024, "from")
+    assert "does not at 256; the crossover lies between 256 and 1024" in n.message
     # the same sentence as core's verdict of the same records
     records = load_results([sweep_file]).records()
     assert [c.message for c in found.values()] == [v.sentence for v in verdicts(records)]
@@ -67,8 +72,10 @@ def _issue_case() -> list[dict]:
 
 def test_best_ranks_per_gpu_not_the_largest_measured(tmp_path: Path, capsys) -> None:
     path = builder.write(tmp_path / "issue.json", builder.document(_issue_case()))
-    sentence = ("MPS pays off below size 8192 (gain < 1.1x from 8192 on); best ranks/GPU and MPS gain by size: "
-                "1024 k=2 1.24x, 2048 k=2 1.11x, 4096 k=2 1.12x, 8192 k=2 1.00x")
+    sentence = ("MPS pays off at 1024, 2048 and 4096 (gain above 1.1x); does not at 8192; the crossover lies between "
+                "4096 and 8192; best ranks/GPU and MPS gain [95% interval] by size: 1024 k=2 1.24x [1.24x-1.24x], "
+                "2048 k=2 1.11x [1.11x-1.11x], 4096 k=2 1.12x [1.12x-1.12x], 8192 k=2 1.00x [1.00x-1.00x]; one round: "
+                "the spread between processes was not measured (mpsbench-sweep --rounds 2 or more)")
     (c,) = all_crossovers(load_results([path]))
     assert c.message == sentence and (c.crossover, c.outcome) == (8192, "below")
     assert main(["verdict", str(path)]) == 0
@@ -79,14 +86,14 @@ def test_best_ranks_per_gpu_not_the_largest_measured(tmp_path: Path, capsys) -> 
     # the fixed-k question is still there, asked explicitly, and answers what it asks
     (fixed,) = all_crossovers(load_results([path]), ranks=4)
     assert fixed.title == "matmul fp32, at 4 ranks per GPU (fixed)"
-    assert (fixed.crossover, fixed.outcome) == (1024, "never")
+    assert (fixed.crossover, fixed.outcome) == (None, "never")
 
 
 @pytest.mark.parametrize("threshold, size, outcome", [
-    (1.25, 1024, "below"),   # 1.2 and 1.05 < 1.25, 2.0 >= 1.25
-    (2.5, 256, "never"),     # every gain < 2.5
-    (1.0, None, "every"),    # every gain >= 1.0
-    (1.05, None, "every"),   # 1.05 >= 1.05: equality pays off
+    (1.25, 1024, "below"),   # 1.2 and 1.05 < 1.25, 2.0 > 1.25
+    (2.5, None, "never"),    # every gain < 2.5
+    (1.0, None, "every"),    # every gain > 1.0
+    (1.05, None, "mixed"),   # 1.05 at 1.05: an interval that holds the threshold cannot tell
 ])
 def test_thresholds(sweep_file: Path, threshold: float, size, outcome: str) -> None:
     m = _by_kernel(sweep_file, threshold=threshold)["matmul"]
@@ -100,21 +107,29 @@ def test_ranks_option_is_another_question(sweep_file: Path) -> None:
     assert c.title == "matmul fp32, at 2 ranks per GPU (fixed)"
     assert list(c.table["gain"]) == pytest.approx([1.5, 1.2, 1.025])
     assert c.crossover == 4096
-    assert c.message == ("MPS pays off below size 4096 (gain < 1.1x from 4096 on); gain by size: 256 1.50x, "
-                         "1024 1.20x, 4096 1.02x")
+    assert c.message == ("MPS pays off at 256 and 1024 (gain above 1.1x); does not at 4096; the crossover lies "
+                         "between 1024 and 4096; one round: the spread between processes was not measured "
+                         "(mpsbench-sweep --rounds 2 or more); gain by size: 256 1.50x [1.50x-1.50x], 1024 1.20x "
+                         "[1.20x-1.20x], 4096 1.02x [1.02x-1.02x]")
     with pytest.raises(AnalysisError, match="no kernel configuration at 3 ranks per GPU"):
         all_crossovers(load_results([sweep_file]), ranks=3)
 
 
-def test_size_crossover_needs_every_larger_size_below() -> None:
-    # dips below at 2 and recovers at 3: the crossover is 4, not 2 (core's rule)
-    assert size_crossover([1, 2, 3, 4, 5], [1.5, 1.0, 1.3, 1.0, 0.9], 1.1) == (4, "below")
+def test_a_dip_that_recovers_places_no_crossover(tmp_path: Path) -> None:
+    # pays off at 1024, does not at 2048, pays off again at 4096: no single crossover, each said where it holds
+    records = []
+    for size, gain in ((1024, 1.5), (2048, 1.0), (4096, 1.3)):
+        records += [builder.result(builder.flat(10 * T), size=size, ranks_per_gpu=2, mode="timeslice"),
+                    builder.result(builder.flat(10 * gain * T), size=size, ranks_per_gpu=2, mode="mps")]
+    (c,) = all_crossovers(load_results([builder.write(tmp_path / "dip.json", builder.document(records))]))
+    assert (c.outcome, c.crossover) == ("mixed", None)
+    assert c.message.startswith("MPS pays off at 1024 and 4096 (gain above 1.1x); does not at 2048; best ranks/GPU")
 
 
 def test_renderings(sweep_file: Path) -> None:
     found = all_crossovers(load_results([sweep_file]))
     text = render_crossovers(found, "table")
-    assert "matmul fp32, best ranks per GPU at each size\n  MPS pays off below size 4096" in text and "1.050" in text
+    assert "matmul fp32, best ranks per GPU at each size\n  MPS pays off at 256 and 1024" in text and "1.050" in text
     assert "### matmul fp32" in render_crossovers(found, "markdown")
     csv = render_crossovers(found, "csv").splitlines()
     assert csv[0].startswith("kind,kernel,precision,params,mode,question,threshold,axis,size,ranks_per_gpu")

@@ -47,15 +47,19 @@ def test_console_cli_and_report_say_the_same(path: Path) -> None:
     raw = path.read_bytes()
     doc = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
     console = [line for line in console_report(doc, recorded_threshold(doc)).splitlines()
-               if line.startswith("verdict: ")]
+               if line.startswith(("verdict: ", "A/A ("))]
     code, out, err = run_cli(["verdict", str(path)])
     assert code == 0, err
     assert out.splitlines() == console
+    aa = [line for line in console if line.startswith("A/A (")]
+    console = [line for line in console if line.startswith("verdict: ")]
     # The report's answer table for every file; the whole page (figures: slow) for a few, below.
     page = report._answer_html(load_results([path]), recorded_threshold(doc))
     for line in console:
         subject, _, sentence = line.removeprefix("verdict: ").partition(": ")
         assert html.escape(sentence, quote=False) in page or html.escape(sentence) in page, (subject, sentence)
+    for line in aa:  # the A/A row too
+        assert html.escape(line, quote=False) in page or html.escape(line) in page
 
 
 WHOLE_PAGES = [p for p in FILES if p.name in ("readme-command1-compare.json.gz", "farm-small-kernels.json.gz")]

@@ -54,7 +54,7 @@ def test_report_is_self_contained(sweep_file: Path) -> None:
     page = build_report(load_results([sweep_file]))
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     for words in ("Does MPS pay off?", "Context", "Summary", "The gains behind the verdict", "Plots", "0123456789ab",
-                  "node1", "NVIDIA H100 80GB HBM3", "MPS pays off below size 4096", "4.80 TFLOP/s"):
+                  "node1", "NVIDIA H100 80GB HBM3", "the crossover lies between 1024 and 4096", "4.80 TFLOP/s"):
         assert words in page, words
     images = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)">', page)
     assert len(images) == 6

@@ -49,8 +49,10 @@ def test_the_verdict_speaks_the_programs_unit(md_file: Path) -> None:
     assert code == 0
     # runs/hour: median of 0.8 runs/s x 3600 = 2,880; start-up 1.6 s of 10 s
     assert out == ("verdict: md: best mps at 8 copies per GPU, 5,882 ns/day, 2,880 runs/hour, start-up 16.0% of a run "
-                   "(3.92x one copy alone; 7.50x timeslice at 8 per GPU); MPS pays off from 8 copies per GPU on "
-                   "(gain < 1.1x at 1)\n"), out
+                   "(3.92x one copy alone; 7.50x [7.50x-7.50x] timeslice at 8 per GPU); MPS pays off at 8 copies per "
+                   "GPU (gain above 1.1x); does not at 1 copy per GPU; the crossover lies between 1 and 8 copies per "
+                   "GPU; MPS gain [95% interval] by copies per GPU: 1 0.98x [0.98x-0.98x], 8 7.50x [7.50x-7.50x]; one "
+                   "round: the spread between processes was not measured (mpsbench-sweep --rounds 2 or more)\n"), out
 
 
 def test_the_summary_shows_the_figure_runs_per_hour_and_start_up(md_file: Path) -> None:
@@ -69,7 +71,7 @@ def test_crossover_and_report_use_the_unit(md_file: Path) -> None:
     assert code == 0 and "5.88 k ns/day" not in out
     page = build_report(load_results([md_file]))
     assert "5,882 ns/day, 2,880 runs/hour, start-up 16.0% of a run" in page
-    assert "mps, 8 copies/GPU" in page and ">7.50x<" in page  # the answer table's best and gain
+    assert "mps, 8 copies/GPU" in page and ">7.50x [7.50x-7.50x]<" in page  # the answer table's best and gain
 
 
 def test_a_binding_is_a_configuration_of_its_own(tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ def test_a_verdict_never_picks_a_configuration_that_failed_its_check() -> None:
     doc = builder.document(records)
     assert not Result.from_json(doc["results"][5]).usable
     (v,) = verdicts(results_of([doc]))
-    assert (v.best.mode, v.best.ranks_per_gpu) == ("mps", 2) and v.failed == 1
+    assert (v.best.first.mode, v.best.first.ranks_per_gpu) == ("mps", 2) and len(v.failed) == 1
     assert v.sentence.startswith("best mps at 2 copies per GPU")
 
 

@@ -17,6 +17,7 @@ from fuzzing import run_cli
 from mpsbench_analysis import load_results
 from mpsbench_analysis.report import build_report
 from mpsbench_core.records import results_of
+from mpsbench_core.aa_check import aa_check
 from mpsbench_core.verdict import GAIN_THRESHOLD, verdict_lines, verdicts
 
 T = 1e12
@@ -43,8 +44,10 @@ def _file(tmp_path: Path, threshold: float | None = None, name: str = "run.json"
 
 
 def _expected(path: Path, threshold: float) -> str:
+    """Core's verdict lines, then core's A/A row where the file has one: what the sweep printed."""
     docs = [json.loads(path.read_text())]
-    return "".join(line + "\n" for line in verdict_lines(verdicts(results_of(docs), threshold)))
+    aa = aa_check(results_of(docs)).line
+    return "".join(line + "\n" for line in verdict_lines(verdicts(results_of(docs), threshold)) + ([aa] if aa else []))
 
 
 def test_prints_exactly_cores_verdict_lines(tmp_path: Path) -> None:
@@ -53,15 +56,19 @@ def test_prints_exactly_cores_verdict_lines(tmp_path: Path) -> None:
     assert (code, err) == (0, "")
     assert out == _expected(path, GAIN_THRESHOLD)
     lines = out.splitlines()
+    assert lines[-1].startswith("A/A (1 rank per GPU")
+    lines = lines[:-1]
     assert [line.split(":")[1].strip() for line in lines] == ["matmul fp32", "nbody fp32",
                                                               "inference fp16 (hidden=2048,layers=4)", "myapp", "solo",
                                                               "mix matmul/fp32/2048"]
-    assert lines[0].startswith("verdict: matmul fp32: MPS pays off below size 4096")
-    assert "; 1 configuration(s) failed or unverified, left out" in lines[0]
+    assert lines[0].startswith("verdict: matmul fp32: MPS pays off at 256 and 1024 (gain above 1.1x); does not at 4096; "
+                               "the crossover lies between 1024 and 4096")
+    assert "; 1 round(s) failed or unverified, left out" in lines[0]
     assert lines[2] == "verdict: inference fp16 (hidden=2048,layers=4): no MPS verdict: mps not measured (measured: " \
                        "timeslice)"
-    assert lines[3] == ("verdict: myapp: best mps at 4 copies per GPU, 11,520 runs/hour (3.20x one copy alone; 1.60x "
-                        "timeslice at 4 per GPU); MPS pays off from 2 copies per GPU on (gain < 1.1x at 1)")
+    assert lines[3].startswith("verdict: myapp: best mps at 4 copies per GPU, 11,520 runs/hour (3.20x one copy alone; "
+                               "1.60x [1.60x-1.60x] timeslice at 4 per GPU); MPS pays off at 2 and 4 copies per GPU "
+                               "(gain above 1.1x); does not at 1 copy per GPU; the crossover lies between 1 and 2")
     # builder.mix_sweep in timeslice: inference alone 4,000 request/s, 1,600 in the mix (2.50x), its p50 (and so
     # its p99) 4 ms against 1 ms alone; matmul 20 against 12 TFLOP/s (1.67x)
     assert lines[5] == ("verdict: mix matmul/fp32/2048:2,inference/fp16/64:2: time slicing slows inference 2.50x (p99 "
@@ -72,7 +79,8 @@ def test_threshold_the_run_recorded_then_the_option(tmp_path: Path) -> None:
     path = _file(tmp_path, threshold=1.25)
     code, out, _ = run_cli(["verdict", str(path)])
     assert code == 0 and out == _expected(path, 1.25) != _expected(path, GAIN_THRESHOLD)
-    assert "MPS pays off below size 1024 (gain < 1.25x from 1024 on)" in out
+    assert "MPS pays off at 256 (gain above 1.25x); does not at 1024 and 4096; the crossover lies between 256 and " \
+           "1024" in out
     code, out, _ = run_cli(["verdict", str(path), "--threshold", "1.05"])
     assert code == 0 and out == _expected(path, 1.05)
 
@@ -90,8 +98,10 @@ def test_files_that_recorded_different_thresholds_need_the_option(tmp_path: Path
     assert code == 2 and err == (f"mpsbench-analyze: error: {b}: field context.sweep.gain_threshold: gain threshold "
                                  f"1.2, but {a} recorded 1.1: give --threshold to judge them together\n")
     code, out, _ = run_cli(["verdict", str(a), str(b), "--threshold", "1.5"])
-    assert code == 0 and out == "verdict: matmul fp32: MPS pays off at every size measured (1024); best ranks/GPU " \
-                                "and MPS gain by size: 1024 k=2 2.00x\n"
+    assert code == 0 and out == "verdict: matmul fp32: MPS pays off at every size measured (1024; gain above 1.5x " \
+                                "throughout); best ranks/GPU and MPS gain [95% interval] by size: 1024 k=2 2.00x " \
+                                "[2.00x-2.00x]; one round: the spread between processes was not measured " \
+                                "(mpsbench-sweep --rounds 2 or more)\n"
 
 
 @pytest.mark.parametrize("value", ["1.1", 0, -1.0, True, None, [1.1]])
@@ -127,7 +137,8 @@ def test_every_recorded_file_has_cores_verdict(path: Path, tmp_path: Path) -> No
     code, out, err = run_cli(["verdict", str(path)])
     assert code == 0 and err == ""
     expected = verdict_lines(verdicts(results_of([read_doc(path)])))
-    assert out.splitlines() == expected and expected
+    aa = aa_check(results_of([read_doc(path)])).line
+    assert out.splitlines() == expected + ([aa] if aa else []) and expected
     page = build_report(load_results([path]))
     for line in expected:
         assert html.escape(line.removeprefix("verdict: ").partition(": ")[2]) in page

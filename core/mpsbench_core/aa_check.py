@@ -16,7 +16,7 @@ from typing import Iterable
 
 from .intervals import Interval
 from .records import Result
-from .rounds import configs, gain_pairs, pool_of, ratio
+from . import rounds
 
 #: Near 1.0: within this of it.
 NEAR = 0.03
@@ -81,17 +81,5 @@ class AACheck:
 
 
 def aa_check(results: Iterable[Result]) -> AACheck:
-    kernels = [r for r in results if r.kind == "kernel"]
-    by_subject: dict[tuple, list] = {}
-    for c in configs(kernels):
-        by_subject.setdefault(c.first.subject, []).append(c)
-    cells = []
-    for subject, found in by_subject.items():
-        pairs = gain_pairs(found)
-        pool = pool_of(pairs)  # the verdict's pool: every gain of the subject
-        for m, t in pairs:
-            if m.first.ranks_per_gpu == 1:
-                interval = ratio(m, t, pool)
-                if interval is not None:
-                    cells.append(AACell(subject, m.first.size, interval))
-    return AACheck(tuple(cells))
+    found = rounds.gain_intervals(r for r in results if r.kind == "kernel")  # pooled as the verdict pools
+    return AACheck(tuple(AACell(subject, size, interval) for (subject, size, k), interval in found.items() if k == 1))

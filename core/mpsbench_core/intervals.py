@@ -13,10 +13,16 @@ MPS gain mps / timeslice, or mps at k against mps at another k):
 * the round-to-round variance of d is moderated (Smyth 2004, limma's "moderated t") because two or three
   rounds alone give a nearly useless variance: s^2 = (d0 s0^2 + (R-1) s_own^2) / (d0 + R - 1), where s0^2 is
   the pooled round-to-round variance of the same kind of ratio over every configuration of the subject
-  (kernel and precision; application) and d0 = min(its degrees of freedom, PRIOR_DF);
+  (kernel and precision; application) and d0 = min(its degrees of freedom, PRIOR_DF); but never below the
+  configuration's own s_own^2, so that a configuration noisier than the rest of its subject (a CPU-bound
+  one among GPU-bound ones) is not judged by its quieter neighbours;
 * the standard error is s / sqrt(R), but never below the noise the repetitions inside the rounds show
   (WITHIN: each side's relative standard error of the median, averaged over its rounds, combined);
 * the interval is exp(mean d +- t(0.975, d0 + R - 1) x SE).
+
+What that gives, simulated (tests/core/test_intervals.py, two rounds, 20 configurations a subject): 98 %
+of the intervals hold the true ratio where the configurations are equally noisy (conservative: PRIOR_DF
+caps the pool's weight); a quarter of them four times noisier than the rest: 88 % of theirs.
 
 With one round there is no spread between processes to see: the interval is the within-process one
 (normal quantile) and says so (``basis`` "one round"); a verdict made of it says so too.  Two unpaired
@@ -157,7 +163,7 @@ def moderated_variance(d: Sequence[float], pool: Pool | None) -> tuple[float | N
         return None, None
     d0 = pool.prior_df if pool else 0
     prior = pool.variance if pool else 0.0
-    var = (d0 * prior + (n - 1) * (own or 0.0)) / (d0 + n - 1)
+    var = max((d0 * prior + (n - 1) * (own or 0.0)) / (d0 + n - 1), own or 0.0)
     return var, (math.sqrt(own) if own is not None else None)
 
 

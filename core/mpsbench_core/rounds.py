@@ -188,3 +188,21 @@ def combined(found: Iterable[Config]) -> list[Result]:
         else:
             out.append(replace(c.representative, median=figure, verified=c.verified))
     return out
+
+
+def gain_intervals(results: Iterable[Result], mode: str = "mps") -> dict[tuple, Interval]:
+    """{(subject, size, ranks per GPU): the ``mode`` / timeslice gain's interval} for every configuration measured
+    in both, each subject's gains pooled together (gain_pairs): the intervals the verdict, the sweep's table,
+    the A/A row and the agreement of several runs all show."""
+    by_subject: dict[tuple, list[Config]] = {}
+    for c in configs(results):
+        by_subject.setdefault(c.first.subject, []).append(c)
+    out = {}
+    for found in by_subject.values():
+        pairs = gain_pairs(found, mode)
+        pool = pool_of(pairs)
+        for m, t in pairs:
+            interval = ratio(m, t, pool)
+            if interval is not None:
+                out[(m.first.subject, m.first.size, m.first.ranks_per_gpu)] = interval
+    return out

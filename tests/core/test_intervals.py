@@ -32,15 +32,19 @@ class RatioIntervals(unittest.TestCase):
         self.assertAlmostEqual(i.own_sd, math.sqrt(2e-4))
 
     def test_the_pool_moderates_the_variance_and_adds_its_degrees_of_freedom(self):
-        # pool 1e-4 with 10 df, weighted PRIOR_DF = 4: (4e-4 + 2e-4) / 5 = 1.2e-4; df 5, t 2.571
-        pool = Pool(1e-4, 10)
+        # pool 3e-4 with 10 df, weighted PRIOR_DF = 4: (1.2e-3 + 2e-4) / 5 = 2.8e-4; df 5, t 2.571
+        pool = Pool(3e-4, 10)
         self.assertEqual(pool.prior_df, PRIOR_DF)
         i = ratio_interval(D, pool, 0.0)
-        half = 2.571 * math.sqrt(1.2e-4 / 2)
+        half = 2.571 * math.sqrt(2.8e-4 / 2)
         self.assertAlmostEqual(i.low, G * math.exp(-half), places=6)
         self.assertAlmostEqual(i.high, G * math.exp(half), places=6)
         self.assertEqual((i.df, i.prior_df, i.side(1.1), i.side(1.3)), (5, 4, "above", "below"))
         self.assertEqual(i.text, f"{i.low:.2f}x-{i.high:.2f}x")
+
+    def test_a_configuration_noisier_than_its_pool_keeps_its_own_variance(self):
+        quiet = ratio_interval(D, Pool(1e-6, 10), 0.0)  # moderated (4e-6 + 2e-4) / 5 < own 2e-4: own wins
+        self.assertAlmostEqual(quiet.high, G * math.exp(2.571 * math.sqrt(2e-4 / 2)), places=6)
 
     def test_the_repetitions_noise_is_a_floor(self):
         i = ratio_interval([math.log(G)] * 3, None, 0.02)  # rounds that agree exactly: the floor decides
@@ -77,3 +81,30 @@ class DifferenceIntervals(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Coverage(unittest.TestCase):
+    @staticmethod
+    def coverage(sds, runs=200, seed=35):
+        """Simulated runs: one configuration per sd, two rounds each, the log gain of a round normal around
+        the truth (1.0) with that sd; each interval pooled over the run's configurations. The share of
+        intervals holding the truth, per sd."""
+        import random
+        rng = random.Random(seed)
+        hits = {s: 0 for s in sds}
+        for _ in range(runs):
+            rounds = [[rng.gauss(0.0, s) for _ in range(2)] for s in sds]
+            pool = Pool.of(rounds)
+            for s, d in zip(sds, rounds):
+                hits[s] += ratio_interval(d, pool, 0.0).contains(1.0)
+        return {s: hits[s] / (runs * sds.count(s)) for s in hits}
+
+    def test_equally_noisy_configurations_are_covered_at_least_95_percent_of_the_time(self):
+        share = self.coverage([0.02] * 20)[0.02]
+        self.assertGreater(share, 0.95)
+        self.assertLess(share, 0.99)  # conservative, not useless
+
+    def test_noisier_configurations_among_quiet_ones_are_still_mostly_covered(self):
+        share = self.coverage([0.01] * 15 + [0.04] * 5)
+        self.assertGreater(share[0.01], 0.97)
+        self.assertGreater(share[0.04], 0.85)

@@ -3,12 +3,13 @@
 One row per line of the verdict (core verdict_items: per kernel and precision, per farmed program, per mix,
 in the order the sweep prints them), with the sentence exactly as the console says it and, beside it, what
 a reader scans for:
-  best       kernels: the ranks per GPU where mps is fastest, by size ("8 at 512-1024, 2 at 2048");
+  best       kernels: the fewest ranks per GPU within noise of mps's fastest, by size ("8 at 512-1024, 2 at 2048");
              applications: the best mode and copies per GPU; mixes: the mode that protects the latency
              tenant (every tenant within the mix verdict's limit), or "none within 1.5x"
   MPS gain   mps / timeslice there: its range over the sizes; an application's best against timeslice at its
              copies per GPU
-  crossover  where MPS stops (kernels: a size) or starts (applications: copies per GPU) paying off
+  crossover  the range where MPS stops (kernels: sizes) or starts (applications: copies per GPU) paying off,
+             where the intervals place one
   energy     mps / timeslice energy per unit of work at the largest gain that has it ("0.62x J/TFLOP")
 """
 
@@ -25,10 +26,11 @@ from mpsbench_core.verdict import AppVerdict, KernelVerdict, Verdict, verdict_it
 HEADERS = (("what", "l"), ("best", "l"), ("MPS gain", "r"), ("crossover", "l"), ("energy", "r"), ("verdict", "l"))
 
 #: What the columns mean, under the table.
-LEGEND = ("best: the ranks per GPU where mps is fastest at each size (kernels), the best mode and copies per GPU "
-          "(applications), the mode that keeps every tenant within {limit:g}x of alone (mixes); MPS gain: mps / "
-          "timeslice there; crossover: the size from which MPS no longer pays off (kernels), the copies per GPU "
-          "from which it does (applications); energy: mps / timeslice energy per unit of work, at the largest "
+LEGEND = ("best: the fewest ranks per GPU within noise of mps's fastest at each size (kernels), the best mode and "
+          "copies per GPU (applications), the mode that keeps every tenant within {limit:g}x of alone (mixes); MPS "
+          "gain: mps / timeslice there (applications: with its 95% interval); crossover: between which sizes MPS "
+          "stops paying off (kernels), between which copies per GPU it starts (applications), where the 95% "
+          "intervals place it; energy: mps / timeslice energy per unit of work, at the largest "
           "gain measured with energy; verdict: the sentence mpsbench-sweep and mpsbench-analyze verdict print.")
 
 
@@ -59,25 +61,29 @@ def _energy(points: tuple[Any, ...]) -> str:
     return f"{top.energy_ratio:.2f}x {per_unit_label(top.mps_energy.unit)[1]}"
 
 
+def _crossover(outcome: str, between: tuple[int, int] | None, axis: str) -> str:
+    """The crossover cell: a range where the intervals place one, else what the outcome says."""
+    if between is not None:
+        return f"between {between[0]} and {between[1]}" + ("" if axis == "size" else " copies/GPU")
+    return {"every": "none: pays off throughout", "never": "none: never pays off", "unclear": "cannot tell",
+            "mixed": "no single crossover", "none": "-"}.get(outcome, "-")
+
+
 def _kernel(v: KernelVerdict) -> tuple[str, str, str, str]:
     if not v.points:
         return "-", "-", "-", "-"
-    crossover = {"every": "none: pays off at every size", "never": "never pays off",
-                 "below": f"size {v.crossover}",
-                 "largest": "pays off at the largest size (short at "
-                            + ", ".join(str(p.at) for p in v.points if p.gain < v.threshold) + ")"}[v.outcome]
+    crossover = _crossover(v.outcome, v.between, "size")
     return _ranges(v.points), _gains(v.points), crossover, _energy(v.points)
 
 
 def _app(v: AppVerdict) -> tuple[str, str, str, str]:
     if v.best is None:
         return "-", "-", "-", "-"
-    b = v.best
+    b = v.best.representative
     best = f"{b.mode_label}, {b.ranks_per_gpu} cop{'y' if b.ranks_per_gpu == 1 else 'ies'}/GPU"
-    gain = f"{b.median / v.timeslice:.2f}x" if v.timeslice and b.mode != "timeslice" else "-"
-    crossover = {"every": "pays off at every count", "from": f"from {v.crossover} copies/GPU",
-                 "never": "never pays off", "largest": "not at the largest count", "none": "-"}[v.outcome]
-    ratio = energy_ratio(b.energy, v.timeslice_energy) if b.mode != "timeslice" else None
+    gain = f"{v.timeslice.point:.2f}x [{v.timeslice.text}]" if v.timeslice is not None else "-"
+    crossover = _crossover(v.outcome, v.between, "copies")
+    ratio = energy_ratio(b.energy, v.timeslice_energy) if v.timeslice is not None else None
     energy = f"{ratio:.2f}x {per_unit_label(b.energy.unit)[1]}" if ratio is not None else "-"
     return best, gain, crossover, energy
 

@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description=textwrap.fill("Analyse mpsbench results files (JSON, or gzip-compressed .json.gz; "
         "schema mpsbench-results versions 1, 2 and 3). Several files (e.g. one per mode) are merged into one data "
         "set.", 78),
-        epilog="exit status: 0 ok, 1 compare's gate failed (see compare --help), 2 bad input or usage\n\n"
+        epilog="exit status: 0 ok, 1 compare's gate failed (see compare --help) or agree's runs disagree, 2 bad input or usage\n\n"
         f"{OFFLINE}", formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -152,13 +152,25 @@ def build_parser() -> argparse.ArgumentParser:
     files(p)
     threshold(p)
 
+    p = sub.add_parser("agree", help="do several runs of the same suite give the same answer? (exit 1 when not)",
+                       description="Each FILE is one run of the same suite (say README command 1 on three "
+                       "machines). Per configuration measured in mps and timeslice: each run's MPS gain and whether "
+                       "it falls inside every other run's 95%% interval; per kernel and application: the points "
+                       "where one run says MPS pays off and another that it does not; each run's A/A row. They "
+                       "agree (exit 0) when no point is contradicted and at least 90%% of the gains fall inside "
+                       "the other runs' intervals; otherwise exit 1.")
+    files(p)
+    threshold(p)
+
     p = sub.add_parser("crossover", help="the verdict with the gains behind it: the sizes where MPS pays off and "
                        "with how many ranks per GPU (applications: the copies per GPU from which it pays off)",
-                       description="Kernels, at each size: k = the ranks per GPU where mps is fastest among those "
-                       "measured in both mps and timeslice, gain = mps / timeslice at k; the crossover is the "
-                       "smallest measured size S with gain < THRESHOLD at every measured size >= S. Applications: "
-                       "the best configuration, and the smallest measured copies-per-GPU count k with gain >= "
-                       "THRESHOLD at every measured count >= k. The sentences are the verdict's (mpsbench-analyze "
+                       description="Kernels, at each size: k = the fewest ranks per GPU whose mps throughput is "
+                       "within noise of the fastest among those measured in both mps and timeslice, gain = mps / "
+                       "timeslice at k with its 95%% interval (from the spread between the run's rounds); MPS pays "
+                       "off where the interval lies above THRESHOLD, does not where it lies below, and the data "
+                       "cannot tell otherwise; the crossover is the range the intervals place it in. Applications: "
+                       "the best configuration (the fewest copies per GPU within noise of the fastest), and the "
+                       "same rule across copies per GPU. The sentences are the verdict's (mpsbench-analyze "
                        "verdict). --ranks and --mode ask other questions: the gain at a fixed ranks per GPU, or "
                        "another mode than mps against timeslice, labelled as such.")
     files(p)
@@ -226,6 +238,11 @@ def run(args: argparse.Namespace) -> int:
     elif args.command == "verdict":
         from .verdicts import verdict_text
         _emit(verdict_text(load_results(args.files), args.threshold), None)
+    elif args.command == "agree":
+        from .agree import agree
+        found, text = agree(args.files, args.threshold)
+        _emit("".join(line + "\n" for line in text), None)
+        return 0 if found.agree else 1
     elif args.command == "crossover":
         from .crossover import all_crossovers
         from .crossover_text import render_crossovers

@@ -28,6 +28,12 @@ explained by a note per kernel; a different ``--allreduce`` size or
 Energy per unit of work that rose beyond the threshold, or vanished, is listed as notes
 (energy_compare.py): they never change a verdict or the gate.
 
+Where both files measured a configuration (a gain) in two rounds or more (mpsbench-sweep --rounds), the
+rounds judge instead of the repetitions (round_figures.judge_rounds): a change is SLOWER or FASTER only
+where it is beyond the threshold and its 95 % interval, from the two files' spreads between rounds, lies
+wholly on that side of 1; otherwise NOISY. Two runs of one commit on one GPU model then pass the gate
+while a real 10 % slowdown of a stable configuration still fails it.
+
 Each row carries the marks of its BASE and NEW result (quality.py: noise
 above its target, clock-throttled repetitions; files without the noise and
 clock fields get a computed noise figure and no throttle mark); a gain row
@@ -51,6 +57,7 @@ from .errors import AnalysisError
 from .loader import KEY, ResultSet
 from .quality import count_value, mark_tokens, marks_text
 from .regression_rule import NOISY, SLOWER, Rule, judge
+from .round_figures import gain_series, judge_rounds, several, throughput_series
 from .summary import GROUP, gain_table, sort_rows
 
 #: The columns of Comparison.latency.
@@ -125,7 +132,7 @@ def _marks(p: pd.Series, side: str) -> str:
                                   p[f"repetitions_{side}"]))
 
 
-def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule) -> pd.DataFrame:
+def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tuple[dict, dict]) -> pd.DataFrame:
     cols = KEY + ["throughput_samples", "primary_unit", "status", "verified"] + _QUALITY
     pairs = base[cols].merge(new[cols], on=KEY, suffixes=("_base", "_new"))
     rows = []
@@ -140,6 +147,10 @@ def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule) -> pd.DataFr
             row.update(verdict="FAILED" if p["status_new"] != "ok" else "RECOVERED",
                        base_median=math.nan, new_median=math.nan, change=math.nan, p_value=math.nan,
                        reason=f"status {p['status_base']} -> {p['status_new']}")
+        elif several(*(side.get(tuple(p[k] for k in KEY)) for side in rounds)):
+            v = judge_rounds(*(side[tuple(p[k] for k in KEY)] for side in rounds), rule)
+            row.update(verdict=v.verdict, base_median=v.base, new_median=v.new, change=v.change, p_value=math.nan,
+                       reason=v.reason)
         else:
             v = judge(p["throughput_samples_base"], p["throughput_samples_new"], rule)
             reason = _noise_note(v.reason, row["base_noise"], row["new_noise"]) if v.verdict == NOISY else v.reason
@@ -165,13 +176,21 @@ def _gain_marks(rs: ResultSet, key: tuple, mode: str = "mps") -> str:
 
 def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:
     gb, gn = gain_table(base), gain_table(new)
+    rb, rn = gain_series(base), gain_series(new)
     pairs = gb.merge(gn, on=GROUP, suffixes=("_base", "_new"))
     rows = []
     for _, p in pairs.iterrows():
+        key = tuple(p[k] for k in GROUP)
+        if several(rb.get(key), rn.get(key)):
+            v = judge_rounds(rb[key], rn[key], rule)
+            rows.append({**{k: p[k] for k in GROUP}, "verdict": v.verdict, "base_gain": v.base, "new_gain": v.new,
+                         "change": v.change, "p_value": math.nan, "reason": v.reason,
+                         "regression": v.verdict == SLOWER, "base_noise": rb[key].noise, "new_noise": rn[key].noise,
+                         "base_marks": _gain_marks(base, key), "new_marks": _gain_marks(new, key)})
+            continue
         if not p["gain_samples_base"] or not p["gain_samples_new"]:
             continue
         v = judge(p["gain_samples_base"], p["gain_samples_new"], rule)
-        key = tuple(p[k] for k in GROUP)
         noise_b, noise_n = relative_noise(p["gain_samples_base"]), relative_noise(p["gain_samples_new"])
         rows.append({**{k: p[k] for k in GROUP}, "verdict": v.verdict, "base_gain": p["gain_base"],
                      "new_gain": p["gain_new"], "change": p["gain_new"] / p["gain_base"] - 1.0,
@@ -250,7 +269,7 @@ def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule(),
             f"no result matches BASE on kernel, precision, size, ranks_per_gpu, mode and params "
             f"(BASE has {what(b)} in modes {', '.join(sorted(set(b['mode_label'])))}; NEW has {what(n)} "
             f"in modes {', '.join(sorted(set(n['mode_label'])))})", ", ".join(new.files))
-    results = sort_rows(_result_rows(b, n, rule), KEY, "mode_label")
+    results = sort_rows(_result_rows(b, n, rule, (throughput_series(base), throughput_series(new))), KEY, "mode_label")
     added = pd.DataFrame(sorted(keys_n - keys_b, key=_sortable), columns=KEY)
     removed = pd.DataFrame(sorted(keys_b - keys_n, key=_sortable), columns=KEY)
     latency = _latency_rows(b, n, rule)

@@ -2,14 +2,15 @@
 
 By default (``mpsbench-analyze crossover FILE``, and the report) the answer is the verdict of
 mpsbench_core.verdict, the one definition (verdicts.py): per kernel, precision and params, at each size
-k(S) = the ranks per GPU where mps is fastest among those measured in both mps and timeslice, the MPS gain
-mps / timeslice at k(S), and the crossover over sizes; per application, the best way to farm it and the
+k(S) = the fewest ranks per GPU whose mps throughput is within noise of the fastest (among those measured in both
+mps and timeslice), the MPS gain mps / timeslice at k(S) with its 95 % interval, and where it pays off, does
+not, or the data cannot tell; per application, the best way to farm it and the
 copies per GPU from which MPS pays off.  Its message is the verdict's sentence, its table the verdict's
 points with the throughputs behind each gain.
 
 Two other questions, asked explicitly and labelled as such in each title:
   * ``--ranks K``: the gain at K ranks per GPU at every size (kernels; an application's answer spans its
-    counts anyway), crossing over by the same rule (core size_crossover);
+    counts anyway), judged by the same rule (core's verdict on the records at K alone);
   * ``--mode LABEL``: LABEL (``mps-qos:50%``; ``mps-qos`` for each of its labels) in place of mps, with
     the same definitions.  An application whose counts each have one label of that mode (mpsbench-sweep
     runs mps-qos at 100/k percent at k copies) is one series across its counts.
@@ -25,7 +26,8 @@ import pandas as pd
 
 from mpsbench_core import modes
 from mpsbench_core.records import Result
-from mpsbench_core.verdict import AppVerdict, KernelVerdict, MixVerdict, Point, copies_crossover, size_crossover, verdicts
+from mpsbench_core.series import Point
+from mpsbench_core.verdict import AppVerdict, KernelVerdict, MixVerdict, verdicts
 
 from .crossover_text import gains_text, where_text
 from .errors import AnalysisError
@@ -45,8 +47,8 @@ class Crossover:
     mode: str                  # the mode label compared with timeslice ("mps" by default)
     threshold: float
     ranks_per_gpu: int | None  # --ranks K; None: the best ranks per GPU at each size (or every count)
-    outcome: str               # core's: every, largest, never, below (sizes); every, from, never, largest (apps)
-    crossover: int | None      # the size, or the copies per GPU from which MPS pays off
+    outcome: str               # core's (series.py): every, never, unclear, below, from, mixed; none
+    crossover: int | None      # the first size where MPS is known not to pay off, or the count from which it does
     below: int | None          # an application's largest count still below the threshold
     message: str
     table: pd.DataFrame        # size or ranks_per_gpu, ..., <mode>, timeslice, unit, gain, pays_off
@@ -84,11 +86,12 @@ def _table(points: tuple[Point, ...], axis: str, mode: str, unit: str, threshold
         row: dict[str, Any] = {"size": p.at, "ranks_per_gpu": p.k} if axis == "size" else {"ranks_per_gpu": p.k}
         if labels:
             row["mode_label"] = labels.get(p.k, mode)
-        row.update({mode: p.mps, "timeslice": p.timeslice, "unit": unit, "gain": p.gain,
-                    "pays_off": p.gain >= threshold})
+        low, high = (p.interval.low, p.interval.high) if p.interval is not None else (p.gain, p.gain)
+        row.update({mode: p.mps, "timeslice": p.timeslice, "unit": unit, "gain": p.gain, "gain_low": low,
+                    "gain_high": high, "pays_off": p.verdict(threshold)})
         rows.append(row)
     columns = (["size", "ranks_per_gpu"] if axis == "size" else ["ranks_per_gpu"]) + (
-        ["mode_label"] if labels else []) + [mode, "timeslice", "unit", "gain", "pays_off"]
+        ["mode_label"] if labels else []) + [mode, "timeslice", "unit", "gain", "gain_low", "gain_high", "pays_off"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -162,31 +165,23 @@ def _other_mode(records: list[Result], mode: str, threshold: float) -> list[Cros
 
 def _message(v: KernelVerdict | AppVerdict, mode: str) -> str:
     axis = "size" if isinstance(v, KernelVerdict) else "copies"
-    return (where_text(axis, v.outcome, v.crossover, getattr(v, "below", None), v.points, v.threshold, mode)
-            + "; " + gains_text(axis, v.points, best=axis == "size"))
+    return where_text(axis, v.points, v.threshold, mode) + "; " + gains_text(axis, v.points, best=axis == "size")
 
 
 def _fixed_ranks(records: list[Result], mode: str, ranks: int, threshold: float) -> list[Crossover]:
-    """--ranks K: each kernel's gain at K ranks per GPU by size, for each label ``mode`` stands for."""
+    """--ranks K: each kernel's gain at K ranks per GPU by size, for each label ``mode`` stands for: core's
+    verdict on the records at K alone (so the best ranks per GPU is K at every size)."""
     units = _units(records)
     out = []
+    at_k = [r for r in records if r.kind == "kernel" and r.ranks_per_gpu == ranks]
     for label in _labels_of(records, mode):
-        groups: dict[tuple, dict[str, dict[int, float]]] = {}
-        for r in records:
-            if r.kind == "kernel" and r.ranks_per_gpu == ranks and r.usable and r.mode_label in (label, "timeslice"):
-                side = "mode" if r.mode_label == label else "timeslice"
-                groups.setdefault(r.subject, {"mode": {}, "timeslice": {}})[side][r.size] = r.median
-        for subject, found in groups.items():
-            sizes = sorted(set(found["mode"]) & set(found["timeslice"]))
-            if not sizes:
+        for v in verdicts(_standing_in(at_k, {label}), threshold):
+            if not isinstance(v, KernelVerdict) or not v.points:
                 continue
-            points = tuple(Point(s, ranks, found["mode"][s], found["timeslice"][s]) for s in sizes)
-            size, outcome = size_crossover(sizes, [p.gain for p in points], threshold)
-            message = (where_text("size", outcome, size, None, points, threshold, label) + "; "
-                       + gains_text("size", points, best=False))
-            _, kernel, precision, params = subject
-            out.append(Crossover("kernel", kernel, precision, params, label, threshold, ranks, outcome, size, None,
-                                 message, _table(points, "size", label, units.get(subject, ""), threshold)))
+            message = where_text("size", v.points, threshold, label) + "; " + gains_text("size", v.points, best=False)
+            out.append(Crossover("kernel", v.kernel, v.precision, v.params, label, threshold, ranks, v.outcome,
+                                 v.crossover, None, message,
+                                 _table(v.points, "size", label, units.get(_subject(v), ""), threshold)))
     return out
 
 

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from mpsbench_core.units import format_number
-from mpsbench_core.verdict import Point
+from mpsbench_core.series import Point, rounds_note, where
 
 from .tables import Column, format_figure, json_value, render
 
@@ -27,38 +27,20 @@ def _copies(k: int | None) -> str:
     return f"{k} cop{'y' if k == 1 else 'ies'}"
 
 
-def where_text(axis: str, outcome: str, crossover: int | None, below: int | None, points: Sequence[Point],
-               threshold: float, mode: str) -> str:
-    """Where ``mode`` pays off, by core's outcomes (mpsbench_core.verdict): over sizes (``axis`` "size") or
-    copies per GPU ("copies")."""
-    m, t = _mode_name(mode), f"{threshold:g}x"
-    if axis == "size":
-        first, last = points[0].at, points[-1].at
-        if outcome == "every":
-            return f"{m} pays off at every size measured ({first}" + (f" to {last})" if len(points) > 1 else ")")
-        if outcome == "never":
-            return f"{m} never pays off (gain < {t} at every size measured)"
-        if outcome == "below":
-            return f"{m} pays off below size {crossover} (gain < {t} from {crossover} on)"
-        short = ", ".join(str(p.at) for p in points if p.gain < threshold)
-        return f"{m} pays off at the largest size measured (gain < {t} only at {short})"
-    if outcome == "every":
-        return f"{m} pays off at every copies-per-GPU count measured (gain >= {t})"
-    if outcome == "from":
-        return f"{m} pays off from {_copies(crossover)} per GPU on (gain < {t} at {below})"
-    if outcome == "never":
-        return f"{m} never pays off (gain < {t} at every count measured)"
-    return f"{m} does not pay off at the largest count measured, {points[-1].at} (gain < {t})"
+def where_text(axis: str, points: Sequence[Point], threshold: float, mode: str) -> str:
+    """Where ``mode`` pays off, does not, or the data cannot tell, by core's rule (mpsbench_core.series): over
+    sizes (``axis`` "size") or copies per GPU ("copies")."""
+    return where(points, threshold, axis, _mode_name(mode)) + rounds_note(points)
 
 
 def gains_text(axis: str, points: Sequence[Point], best: bool) -> str:
-    """``best ranks/GPU and gain by size: 256 k=4 2.00x, ...`` (``best``), ``gain by size: 256 2.00x``, or
-    ``gain by copies per GPU: 1 1.00x, ...``."""
+    """``best ranks/GPU and gain by size: 256 k=4 2.00x [1.90x-2.10x], ...`` (``best``), ``gain by size: ...``,
+    or ``gain by copies per GPU: 1 1.00x [...], ...``."""
     if axis != "size":
-        return "gain by copies per GPU: " + ", ".join(f"{p.at} {p.gain:.2f}x" for p in points)
+        return "gain by copies per GPU: " + ", ".join(f"{p.at} {p.gain_text}" for p in points)
     if best:
-        return "best ranks/GPU and gain by size: " + ", ".join(f"{p.at} k={p.k} {p.gain:.2f}x" for p in points)
-    return "gain by size: " + ", ".join(f"{p.at} {p.gain:.2f}x" for p in points)
+        return "best ranks/GPU and gain by size: " + ", ".join(f"{p.at} k={p.k} {p.gain_text}" for p in points)
+    return "gain by size: " + ", ".join(f"{p.at} {p.gain_text}" for p in points)
 
 
 def table_columns(c: Any) -> list[Column]:
@@ -67,7 +49,9 @@ def table_columns(c: Any) -> list[Column]:
         Column(c.mode, c.mode, lambda v, r: format_figure(v, r["unit"], c.kind)),
         Column("timeslice", "timeslice", lambda v, r: format_figure(v, r["unit"], c.kind)),
         Column("gain", "gain", lambda v, r: format_number(v, 3)),
-        Column("pays_off", f"gain >= {c.threshold:g}", lambda v, r: "yes" if v else "no"),
+        Column("gain_low", "95% low", lambda v, r: format_number(v, 3)),
+        Column("gain_high", "95% high", lambda v, r: format_number(v, 3)),
+        Column("pays_off", f"vs {c.threshold:g}x", lambda v, r: str(v)),
     ]
     if c.axis == "ranks_per_gpu":
         label = [Column("mode_label", "mode", left=True)] if "mode_label" in c.table else []
@@ -76,7 +60,8 @@ def table_columns(c: Any) -> list[Column]:
 
 
 _CSV_KEYS = ["kind", "kernel", "precision", "params", "mode", "question", "threshold", "axis", "size",
-             "ranks_per_gpu", "mode_label", "throughput_mode", "timeslice", "unit", "gain", "pays_off", "outcome",
+             "ranks_per_gpu", "mode_label", "throughput_mode", "timeslice", "unit", "gain", "gain_low", "gain_high",
+             "pays_off", "outcome",
              "crossover_size", "crossover_ranks_per_gpu", "below_ranks_per_gpu"]
 
 

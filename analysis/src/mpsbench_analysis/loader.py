@@ -1,8 +1,12 @@
 """Reads mpsbench results files into tidy DataFrames.
 
-One row per result in ``ResultSet.results`` and one row per rank (copy, for an application) and result in
+One row per configuration in ``ResultSet.results`` and one row per rank (copy, for an application) of it in
 ``ResultSet.ranks`` (rows.py says what each column is), so that every later step is a pandas group-by
-rather than a walk over nested JSON.  Files are validated first (validate.py: the schema of their
+rather than a walk over nested JSON. A configuration measured in several rounds (mpsbench-sweep --rounds:
+one record per round) is one row there: its figure over the rounds (core rounds.py: the geometric mean of
+the usable rounds' medians) in ``throughput``, every usable round's repetitions in ``throughput_samples``,
+the rounds' medians in ``round_throughputs``, the other columns (and its rank rows) those of its
+representative round; ``ResultSet.round_results`` keeps one row per record.  Files are validated first (validate.py: the schema of their
 version, then the agreement of every derived field), records of older versions take the version-3 shape
 (legacy.py), and every problem is reported as an AnalysisError naming the file and the field, because a
 user with a broken file needs to know where to look, not a traceback.
@@ -16,7 +20,9 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from mpsbench_core import rounds as core_rounds
 from mpsbench_core.records import Result, params_text, results_of
+from mpsbench_core.stats import coefficient_of_variation
 
 from .errors import AnalysisError
 from .energy import OBJECT_COLUMNS as ENERGY_OBJECT_COLUMNS
@@ -53,6 +59,7 @@ class ResultSet:
 
     results: pd.DataFrame
     ranks: pd.DataFrame
+    round_results: pd.DataFrame = field(default_factory=pd.DataFrame)  # one row per record (per round)
     contexts: dict[str, dict[str, Any]] = field(default_factory=dict)
     complete: dict[str, bool] = field(default_factory=dict)
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -73,14 +80,14 @@ def _sizes_as_written(df: pd.DataFrame) -> None:
 
 
 def _check_duplicates(results: pd.DataFrame) -> None:
-    dup = results[results.duplicated(KEY, keep=False)]
+    dup = results[results.duplicated(KEY + ["round"], keep=False)]
     if dup.empty:
         return
     first = dup.iloc[0]
     # tuples, not a column-wise ==, so that two null sizes (applications) count as equal
     same = dup[[tuple(k) == tuple(first[KEY]) for k in dup[KEY].itertuples(index=False)]]
     later = same.iloc[1]
-    what = ", ".join(f"{k}={first[k]}" for k in KEY if k not in ("params", "precision") or first[k])
+    what = ", ".join(f"{k}={first[k]}" for k in KEY + ["round"] if k not in ("params", "precision", "round") or first[k])
     raise AnalysisError(
         f"duplicate result ({what}); already in {first['file']} results[{first['index']}]",
         later["file"], f"results[{later['index']}]")
@@ -123,11 +130,50 @@ def load_results(paths: Iterable[str | Path]) -> ResultSet:
         results[column] = pd.Series([row[column] for row in rows], index=results.index, dtype=object)
     _check_duplicates(results)
     results["result_id"] = range(len(results))
+    round_results = results
+    results = _over_rounds(results, documents)
     ranks = pd.DataFrame(rank_rows)
     _sizes_as_written(ranks)
     if len(ranks):
         for column in ("latency_count", "tenant"):
             ranks[column] = pd.Series([row[column] for row in rank_rows], index=ranks.index, dtype=object)
     ids = results.set_index(["file", "index"])["result_id"]
+    if len(ranks):
+        ranks = ranks[[(f, i) in ids.index for f, i in zip(ranks["file"], ranks["index"])]].reset_index(drop=True)
     ranks["result_id"] = [ids[(f, i)] for f, i in zip(ranks["file"], ranks["index"])]
-    return ResultSet(results=results, ranks=ranks, contexts=contexts, complete=complete, documents=documents)
+    return ResultSet(results=results, ranks=ranks, round_results=round_results, contexts=contexts, complete=complete,
+                     documents=documents)
+
+
+def _over_rounds(rows: pd.DataFrame, documents: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """One row per configuration (module doc), by core's definition of a configuration over its rounds."""
+    where = {}
+    found = []
+    for name, doc in documents.items():
+        for index, result in enumerate(results_of([doc])):
+            where[id(result.raw)] = (name, index)
+            found.append(result)
+    position = {(f, i): n for n, (f, i) in enumerate(zip(rows["file"], rows["index"]))}
+    keep, figures, samples, medians, counts, verified = [], [], [], [], [], []
+    for config in core_rounds.configs(found):
+        rep = position[where[id(config.representative.raw)]]
+        keep.append(rep)
+        usable = [position[where[id(r.raw)]] for r in config.usable]
+        figure = config.figure
+        figures.append(rows["throughput"].iat[rep] if figure is None else figure)
+        samples.append(tuple(v for n in usable for v in rows["throughput_samples"].iat[n]) if usable
+                       else rows["throughput_samples"].iat[rep])
+        medians.append(tuple(float(rows["throughput"].iat[n]) for n in usable))
+        counts.append(len(config.records))
+        verified.append(config.verified)
+    out = rows.iloc[keep].copy()
+    out["throughput"] = figures
+    out["throughput_samples"] = pd.Series(samples, index=out.index, dtype=object)
+    out["round_throughputs"] = pd.Series(medians, index=out.index, dtype=object)
+    out["rounds"] = counts
+    out["verified"] = verified
+    several = out["rounds"] > 1
+    for column, fn in (("throughput_min", min), ("throughput_max", max)):
+        out.loc[several, column] = [fn(s) if s else float("nan") for s in out.loc[several, "throughput_samples"]]
+    out.loc[several, "throughput_cv"] = [coefficient_of_variation(s) for s in out.loc[several, "throughput_samples"]]
+    return out.sort_values("result_id").reset_index(drop=True)

@@ -30,6 +30,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
+from mpsbench_core.aa_check import aa_check
 from mpsbench_core.mix import PROTECTED
 from mpsbench_core.modes import sort_key as mode_sort_key, style as mode_style
 
@@ -189,9 +190,11 @@ def _answer_html(rs: ResultSet, threshold: float) -> str:
     found = file_verdicts(rs, threshold)
     if not found:
         return '<p class="note">No verdict: the files hold no kernel, application or mix result.</p>'
-    return (f'<p class="note">MPS pays off where its gain over timeslice is at least {threshold:g}x; at each size the '
-            "ranks per GPU where mps is fastest (mpsbench-analyze verdict prints these sentences).</p>"
-            + answer_html(found, PROTECTED))
+    aa = aa_check(rs.records()).line
+    return (f'<p class="note">MPS pays off where the 95% interval of its gain over timeslice lies above {threshold:g}x, '
+            "does not where it lies below, and the data cannot tell otherwise; at each size the fewest ranks per GPU "
+            "within noise of mps's fastest (mpsbench-analyze verdict prints these sentences).</p>"
+            + answer_html(found, PROTECTED) + (f'<p class="aa">{_esc(aa)}</p>' if aa else ""))
 
 
 def _crossover_html(rs: ResultSet, threshold: float) -> str:

@@ -3,7 +3,7 @@
 Every kind of record gives the same columns, so that every later step is a pandas group-by rather than a
 walk over nested JSON, and asks ``kind`` (never a kernel name) what a row is:
 
-* identity: ``kind`` ("kernel", "mix", "app"), ``kernel`` (what ran: the kernel; an application's name;
+* identity: ``round`` (mpsbench-sweep --rounds; 0 in files without rounds), ``kind`` ("kernel", "mix", "app"), ``kernel`` (what ran: the kernel; an application's name;
   "mix"), ``precision`` (the kernel's; a mix's tenants as its name gives them; "" for an application),
   ``size`` (None for an application), ``ranks_per_gpu`` (copies per GPU for an application), ``mode`` and
   ``mode_label`` (core modes.label: ``mps-qos:50%``), ``params`` (core records.params_text) and
@@ -52,6 +52,7 @@ _HANDLED = {
     "primary_metric", "primary_unit", "window_s", "aggregate", "aggregate_cv", "speedup_vs_one_rank_per_gpu",
     "speedup_vs_one_copy_per_gpu", "jain_fairness", "verified", "max_rel_error", "ranks", "copies", "app",
     "noise", "warmup", "clocks", "params", "latency", "collective", "tenants", "energy", "gpu_activity", "timing",
+    "round", "cpu",
 }
 #: Identity columns a rank row repeats from its record.
 RANK_IDENTITY = ("kind", "kernel", "precision", "size", "ranks_per_gpu", "mode", "mode_label", "params")
@@ -92,6 +93,7 @@ def _common(r: dict[str, Any], name: str, index: int, settings: dict[str, Any]) 
     samples = tuple(float(v) for v in primary["samples"])
     return {
         "file": name, "index": index, "kind": r["kind"], "ranks_per_gpu": int(r["ranks_per_gpu"]),
+        "round": r.get("round", 0),
         "mode": r["mode"], "mode_label": modes.label(r), "device": r["device"], "status": r["status"],
         "error": r["error"], "verified": bool(r["verified"]) and ok, "active_ranks": r["active_ranks"],
         "devices": r["devices"], "repetitions": r["repetitions"], "primary_metric": r["primary_metric"],

@@ -9,6 +9,7 @@
 * A mix's tenant ``alone_throughput`` (``alone_latency_p99_s``) is the primary median (the overall p99
   latency) of the tenant's own configuration at its own ranks per GPU, in the same mode; where that record
   is in the file, the figures must be its own (null when it failed).
+Both come from a record of the same round (mpsbench-sweep --rounds: each round's processes measured their own).
 Where the other record is not in the file (a run cut to a few records, or merged from jobs that did not
 run it), there is nothing to check against.
 """
@@ -34,6 +35,13 @@ def _subject(r: dict[str, Any]) -> tuple:
     return kind, r["kernel"], r["precision"], r["size"], params_text(r.get("params"))
 
 
+def _round(r: dict[str, Any]) -> int:
+    """The record's round (mpsbench-sweep --rounds); a figure is taken from a record of the same round,
+    measured by the same processes."""
+    value = r.get("round", 0)
+    return value if isinstance(value, int) else 0
+
+
 def _median(r: dict[str, Any], measured_only: bool = True) -> float | None:
     """The primary median of a record; None without an aggregate, and for a failed one when
     ``measured_only`` (a figure taken from another record is taken from a measured one)."""
@@ -53,7 +61,7 @@ def _check_speedups(results: list[dict[str, Any]], name: str) -> None:
     one_rank: dict[tuple, list[tuple[int, dict[str, Any]]]] = {}
     for j, r in enumerate(results):
         if r["ranks_per_gpu"] == 1:
-            one_rank.setdefault((_subject(r), r["mode"]), []).append((j, r))
+            one_rank.setdefault((_subject(r), r["mode"], _round(r)), []).append((j, r))
     for i, r in enumerate(results):
         key = next((k for k in _SPEEDUPS if k in r), None)
         speedup = r.get(key) if key else None
@@ -63,7 +71,7 @@ def _check_speedups(results: list[dict[str, Any]], name: str) -> None:
         mine = _median(r, measured_only=False)  # a failed record's figures, where it has them, agree like an ok one's
         if mine is None:
             raise AnalysisError(f"{speedup!r}, but the record has no throughput (aggregate is null)", name, where)
-        found = _reference(one_rank.get((_subject(r), r["mode"]), []), modes.label(r))
+        found = _reference(one_rank.get((_subject(r), r["mode"], _round(r)), []), modes.label(r))
         if found is None:
             continue
         j, ref = found
@@ -86,14 +94,14 @@ def _check_tenants_alone(results: list[dict[str, Any]], name: str) -> None:
     for j, r in enumerate(results):
         if kind_of(r) == "kernel":
             key = (r["kernel"], r["precision"], r["size"], params_text(r.get("params")), r["ranks_per_gpu"],
-                   modes.label(r))
+                   modes.label(r), _round(r))
             alone.setdefault(key, []).append((j, r))
     for i, r in enumerate(results):
         if kind_of(r) != "mix":
             continue
         for t_index, t in enumerate(r.get("tenants") or []):
             key = (t["kernel"], t["precision"], t["size"], params_text(t.get("params")), t["ranks_per_gpu"],
-                   modes.label(r))
+                   modes.label(r), _round(r))
             found = alone.get(key, [])
             if len(found) != 1:
                 continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mpsbench_core.aa_check import aa_check
 from mpsbench_core.sweep_settings import recorded_threshold
 from mpsbench_core.verdict import GAIN_THRESHOLD, Verdict, verdict_lines, verdicts
 
@@ -67,6 +68,7 @@ def file_verdicts(rs: ResultSet, threshold: float | None = None) -> list[Verdict
 
 
 def verdict_text(rs: ResultSet, threshold: float | None = None) -> str:
-    """What ``mpsbench-analyze verdict`` prints: core's verdict lines, one per line."""
-    lines = verdict_lines(file_verdicts(rs, threshold))
+    """What ``mpsbench-analyze verdict`` prints: core's verdict lines and the A/A row, as the sweep printed them."""
+    aa = aa_check(rs.records()).line
+    lines = verdict_lines(file_verdicts(rs, threshold)) + ([aa] if aa else [])
     return "".join(line + "\n" for line in lines)

@@ -78,7 +78,7 @@ def console_report(doc, threshold=None):
     if not everything:
         return "no results to compare"
     found_configs = rounds.configs(everything)
-    gains = _gain_intervals(found_configs)
+    gains = _gain_intervals(everything)
     once = rounds.combined(found_configs)  # one figure per configuration over its rounds
     results = [r for r in once if r.kind != "mix"]  # a mix is its tenants (console_tables.mix_lines)
     extra = [lines for lines in (app_lines(results), energy_lines(results), mix_lines(once)) if lines]
@@ -133,21 +133,11 @@ def console_report(doc, threshold=None):
     return "\n".join(text + [""] + notes + tables + [""] + verdict)
 
 
-def _gain_intervals(found_configs):
-    """{row key: the MPS gain's interval} for every (subject, size, k) measured in mps and timeslice: core's
-    intervals (rounds.ratio over each subject's pooled gains), the same the verdict and the A/A row give."""
-    by_subject = {}
-    for c in found_configs:
-        by_subject.setdefault(c.first.subject, []).append(c)
-    out = {}
-    for mine in by_subject.values():
-        pairs = rounds.gain_pairs(mine)
-        pool = rounds.pool_of(pairs)
-        for m, t in pairs:
-            interval = rounds.ratio(m, t, pool)
-            if interval is not None:
-                out[_row_key(m.first)] = interval
-    return out
+def _gain_intervals(results):
+    """{row key: the MPS gain's interval}: core's (rounds.gain_intervals), the ones the verdict and the A/A
+    row give."""
+    return {(*subject, -1 if size is None else size, k): interval
+            for (subject, size, k), interval in rounds.gain_intervals(results).items()}
 
 
 def _notes(ratios, setting_notes, found, threshold, measured):

@@ -1,0 +1,56 @@
+"""``mpsbench-analyze agree FILE FILE ...``: whether several runs of the same suite give the same answer.
+
+Each file is one run, judged alone and then against the others by core's definition
+(mpsbench_core.agreement): the gains inside every other run's 95 % interval, the points where one run says
+MPS pays off and another that it does not, and each run's A/A row. Exit status 0 when they agree, 1 when
+they do not (the gate a user puts on their own cluster), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+from mpsbench_core.agreement import AGREE_SHARE, Agreement, agreement
+
+from .errors import AnalysisError
+from .loader import load_results
+from .verdicts import threshold_for
+
+#: At most this many gains outside are listed one by one (the count is always given).
+LISTED = 20
+
+
+def agree(paths: list[str], threshold: float | None = None) -> tuple[Agreement, list[str]]:
+    """The agreement of the files (one run each) and its lines."""
+    if len(paths) < 2:
+        raise AnalysisError("agree needs two results files or more (one per run)")
+    sets = [load_results([p]) for p in paths]
+    thresholds = {threshold_for(rs, threshold) for rs in sets}
+    if len(thresholds) > 1:
+        raise AnalysisError(f"the runs recorded different gain thresholds ({', '.join(f'{t:g}' for t in sorted(thresholds))}): "
+                            "give --threshold to judge them together")
+    found = agreement([rs.records() for rs in sets], thresholds.pop())
+    return found, lines(found, paths)
+
+
+def lines(a: Agreement, paths: list[str]) -> list[str]:
+    out = [f"run {i + 1}: {p}" for i, p in enumerate(paths)]
+    inside, compared = a.inside
+    share = inside / compared if compared else 0.0
+    out.append(f"gains: {inside} of {compared} ({share:.0%}) inside every other run's 95% interval "
+               f"(at least {AGREE_SHARE:.0%} needed)")
+    for cell, i in a.outside()[:LISTED]:
+        mine = cell.intervals[i]
+        others = ", ".join(f"run {j + 1} {x.point:.2f}x [{x.text}]" for j, x in enumerate(cell.intervals)
+                           if j != i and x is not None)
+        out.append(f"  outside: {cell.name}: run {i + 1} {mine.point:.2f}x against {others}")
+    if len(a.outside()) > LISTED:
+        out.append(f"  ... and {len(a.outside()) - LISTED} more")
+    out.append(f"verdicts: {len(a.contradictions)} of {a.judged_points} points judged by two runs or more are "
+               "'pays off' in one run and 'does not' in another")
+    for c in a.contradictions:
+        out.append(f"  contradicted: {c.subject} at {c.at}: " + ", ".join(
+            f"run {i + 1} {x}" for i, x in enumerate(c.classes) if x is not None))
+    for i, aa in enumerate(a.aa):
+        if aa.line:
+            out.append(f"run {i + 1} {aa.line}")
+    out.append("agree: " + ("yes" if a.agree else "NO") + f" ({a.runs} runs)")
+    return out

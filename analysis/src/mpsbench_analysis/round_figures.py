@@ -1,0 +1,118 @@
+"""What a results file measured in rounds, by core's definitions (mpsbench_core.rounds, .intervals): per
+configuration its rounds' medians, per MPS gain its per-round gains, and the pooled round-to-round spreads
+the intervals are moderated with. compare.py judges two runs with them (:func:`judge_rounds`) and agree.py
+several.
+
+Pools are per file side: a configuration's throughput spread is pooled over every configuration of its
+subject (kind, kernel, precision, params) and mode; a gain's over every gain of its subject (rounds.gain_pairs,
+as the verdict pools them).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from mpsbench_core.intervals import Interval, Pool, difference_interval
+from mpsbench_core.rounds import Config, configs, gain_pairs, paired, pool_of
+
+from .loader import ResultSet
+from .regression_rule import FASTER, NOISY, SAME, SLOWER, Rule
+
+#: A key of compare's rows: (kind, kernel, precision, size, ranks_per_gpu, mode_label, params) (loader.KEY).
+Key = tuple
+#: A gain's key: (kind, kernel, precision, size, ranks_per_gpu, params) (summary.GROUP).
+GainKey = tuple
+
+
+@dataclass(frozen=True)
+class Series:
+    """One figure's rounds (throughput medians, or per-round gains), its pool and its within-round noise."""
+
+    values: tuple[float, ...]
+    pool: Pool | None
+    noise: float        # relative standard error of the figure from the repetitions inside its rounds
+
+    @property
+    def rounds(self) -> int:
+        return len(self.values)
+
+
+def _key(c: Config) -> Key:
+    kind, name, precision, params = c.first.subject
+    return kind, name, precision, c.first.size, c.first.ranks_per_gpu, c.first.mode_label, params
+
+
+def _by_subject(rs: ResultSet) -> dict[tuple, list[Config]]:
+    out: dict[tuple, list[Config]] = {}
+    for c in configs(rs.records()):
+        out.setdefault(c.first.subject, []).append(c)
+    return out
+
+
+def throughput_series(rs: ResultSet) -> dict[Key, Series]:
+    """Every configuration with a usable round: its rounds' medians (round order)."""
+    out = {}
+    for found in _by_subject(rs).values():
+        by_mode: dict[str, list[Config]] = {}
+        for c in found:
+            by_mode.setdefault(c.first.mode_label, []).append(c)
+        for mine in by_mode.values():
+            pool = Pool.of([math.log(v) for v in c.by_round().values()] for c in mine)
+            for c in mine:
+                if c.figure is not None:
+                    out[_key(c)] = Series(tuple(c.by_round()[r] for r in sorted(c.by_round())), pool, c.noise)
+    return out
+
+
+def gain_series(rs: ResultSet, mode: str = "mps") -> dict[GainKey, Series]:
+    """Every ``mode`` / timeslice gain measured in at least one common round: its per-round gains."""
+    out = {}
+    for found in _by_subject(rs).values():
+        pairs = gain_pairs(found, mode)
+        pool = pool_of(pairs)
+        for m, t in pairs:
+            d = paired(m, t)
+            if d:
+                kind, name, precision, size, k, _, params = _key(m)
+                out[(kind, name, precision, size, k, params)] = Series(
+                    tuple(math.exp(x) for x in d), pool, math.hypot(m.noise, t.noise))
+    return out
+
+
+def several(*series: Series | None) -> bool:
+    """Whether every side was measured in two rounds or more: then the rounds judge, not the repetitions."""
+    return all(s is not None and s.rounds >= 2 for s in series)
+
+
+def change_interval(base: Series, new: Series) -> Interval:
+    """new / base with its 95 % interval (core intervals.difference_interval)."""
+    return difference_interval(new.values, base.values, new.pool, base.pool, math.hypot(base.noise, new.noise))
+
+
+@dataclass(frozen=True)
+class RoundVerdict:
+    verdict: str
+    base: float
+    new: float
+    change: float
+    interval: Interval
+    reason: str
+
+
+def judge_rounds(base: Series, new: Series, rule: Rule, higher_is_better: bool = True) -> RoundVerdict:
+    """The gate's rule for figures measured in rounds: SAME within the threshold; SLOWER or FASTER only where
+    the change is beyond the threshold and its interval lies wholly on that side of 1 (outside what the two
+    files' spreads between rounds allow); NOISY otherwise."""
+    interval = change_interval(base, new)
+    change = interval.point - 1.0
+    b = math.exp(sum(map(math.log, base.values)) / base.rounds)
+    n = math.exp(sum(map(math.log, new.values)) / new.rounds)
+    why = f"new/base {interval.point:.3f} [{interval.low:.3f}-{interval.high:.3f}] over {base.rounds} and {new.rounds} rounds"
+    if abs(change) <= rule.threshold:
+        return RoundVerdict(SAME, b, n, change, interval, f"|change| <= {rule.threshold:.0%}; {why}")
+    up = change > 0
+    direction = (FASTER if up else SLOWER) if higher_is_better else (SLOWER if up else FASTER)
+    if (interval.low > 1.0) if up else (interval.high < 1.0):
+        return RoundVerdict(direction, b, n, change, interval, f"outside the rounds' spread: {why}")
+    return RoundVerdict(NOISY, b, n, change, interval, f"within the rounds' spread: {why}")
+

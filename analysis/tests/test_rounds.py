@@ -1,0 +1,125 @@
+"""Files measured in rounds (mpsbench-sweep --rounds): one row per configuration, the CI gate judged by the
+rounds, and the agreement of several runs (mpsbench-analyze agree).
+
+A run here: matmul fp32 at sizes 256 and 4096, k = 1 and 4, timeslice and mps, two rounds, each round of
+each configuration off its true figure by a seeded jitter of up to 1 % (the spread between processes).
+Gains: 256 k=4 2.0, 4096 k=4 1.02, k=1 1.0.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pytest
+
+import builder
+from mpsbench_analysis import load_results
+from mpsbench_analysis.cli import main
+
+T = 1e12
+BASE = {(256, 1, "timeslice"): 1.0, (256, 1, "mps"): 1.0, (256, 4, "timeslice"): 2.0, (256, 4, "mps"): 4.0,
+        (4096, 1, "timeslice"): 10.0, (4096, 1, "mps"): 10.0, (4096, 4, "timeslice"): 10.0, (4096, 4, "mps"): 10.2}
+
+
+def jitter(seed: int, *key: object) -> float:
+    """A factor within 1 % of 1, fixed by the seed and the key (no random module: the same on every run)."""
+    h = zlib.crc32(repr((seed, key)).encode())
+    return 1.0 + 0.01 * ((h % 2001) / 1000.0 - 1.0)
+
+
+def run(seed: int = 0, effects: dict[tuple[int, int, str], float] | None = None,
+        scale: dict[tuple, float] | None = None, rounds: int = 2) -> list[dict]:
+    """The records of one run: each round of each configuration jittered (``seed``); effects[(round, size,
+    mode)] multiplies that round's figures too, scale[(size, k, mode)] the configuration's."""
+    out = []
+    for r in range(rounds):
+        for (size, k, mode), value in BASE.items():
+            v = (value * T * jitter(seed, r, size, k, mode) * (effects or {}).get((r, size, mode), 1.0)
+                 * (scale or {}).get((size, k, mode), 1.0))
+            out.append(builder.result(builder.flat(v), size=size, ranks_per_gpu=k, mode=mode, round=r))
+    return out
+
+
+def write(tmp_path: Path, name: str, records: list[dict]) -> Path:
+    return builder.write(tmp_path / name, builder.document(records))
+
+
+# two runs of one commit: the same configurations, their own jitter
+RUN_A, RUN_B = 1, 2
+
+
+def test_rounds_load_as_one_row_per_configuration(tmp_path: Path) -> None:
+    rs = load_results([write(tmp_path, "a.json", run(effects={(0, 256, "mps"): 1.03}))])
+    assert len(rs.round_results) == 16 and len(rs.results) == 8 and set(rs.results["rounds"]) == {2}
+    row = rs.results[(rs.results["size"] == 256) & (rs.results["ranks_per_gpu"] == 4)
+                     & (rs.results["mode_label"] == "mps")].iloc[0]
+    first, second = 4.0 * T * 1.03 * jitter(0, 0, 256, 4, "mps"), 4.0 * T * jitter(0, 1, 256, 4, "mps")
+    assert row["throughput"] == pytest.approx((first * second) ** 0.5)  # the geometric mean of the two rounds
+    assert row["round_throughputs"] == pytest.approx((first, second))
+    assert len(row["throughput_samples"]) == 10
+    assert len(rs.ranks) == sum(rs.results["ranks_per_gpu"])  # the representative round's ranks only
+
+
+def test_a_round_twice_is_a_duplicate(tmp_path: Path) -> None:
+    records = run(rounds=1)
+    records.append(dict(records[0]))
+    code = main(["summary", str(write(tmp_path, "dup.json", records))])
+    assert code == 2
+
+
+def test_two_runs_of_one_commit_pass_the_gate(tmp_path: Path, capsys) -> None:
+    a, b = write(tmp_path, "a.json", run(RUN_A)), write(tmp_path, "b.json", run(RUN_B))
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "gate: pass" in out and "rounds" in out
+
+
+def test_a_real_slowdown_of_a_stable_configuration_fails_the_gate(tmp_path: Path, capsys) -> None:
+    a = write(tmp_path, "a.json", run(RUN_A))
+    slower = write(tmp_path, "slow.json", run(RUN_B, scale={(4096, 1, "timeslice"): 0.9}))
+    assert main(["compare", str(a), str(slower)]) == 1
+    out = capsys.readouterr().out
+    assert "SLOWER" in out and "outside the rounds' spread" in out and "gate: FAIL" in out
+
+
+def test_a_noisy_configuration_does_not_fail_the_gate(tmp_path: Path, capsys) -> None:
+    # 256 at k=1 timeslice moved 20 % between the runs, but its own rounds differ by 25 %: noise, not a regression
+    a = write(tmp_path, "a.json", run(RUN_A, effects={(0, 256, "timeslice"): 1.25}))
+    b = write(tmp_path, "b.json", run(RUN_B, effects={(1, 256, "timeslice"): 0.8}))
+    assert main(["compare", str(a), str(b)]) == 0
+    assert "NOISY" in capsys.readouterr().out
+
+
+def test_runs_that_agree(tmp_path: Path, capsys) -> None:
+    # three machines of different speed, the same spread between rounds: every gain the same in each
+    everything = {(r, size, mode): 1.0 for r in range(2) for size in (256, 4096) for mode in ("timeslice", "mps")}
+    paths = [str(write(tmp_path, f"{n}.json", run(RUN_A, effects={key: f for key in everything})))
+             for n, f in (("a", 1.0), ("b", 1.04), ("c", 0.97))]
+    assert main(["agree", *paths]) == 0
+    out = capsys.readouterr().out
+    assert "gains: 12 of 12 (100%) inside every other run's 95% interval" in out
+    assert "verdicts: 0 of 2 points" in out and out.rstrip().endswith("agree: yes (3 runs)")
+    assert out.count("A/A (1 rank per GPU") == 3
+
+
+def test_runs_that_disagree_say_where(tmp_path: Path, capsys) -> None:
+    # run b's mps at 256 k=4 only 1.0x timeslice, in both rounds: "does not" where run a says "pays off"
+    a = write(tmp_path, "a.json", run(RUN_A))
+    b = write(tmp_path, "b.json", run(RUN_B, scale={(256, 4, "mps"): 0.5}))
+    assert main(["agree", str(a), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert "contradicted: matmul fp32 at 256: run 1 pays off, run 2 does not" in out
+    assert "outside: matmul fp32 256 k=4" in out and out.rstrip().endswith("agree: NO (2 runs)")
+
+
+def test_agree_needs_two_files(tmp_path: Path, capsys) -> None:
+    assert main(["agree", str(write(tmp_path, "a.json", run()))]) == 2
+    assert "agree needs two results files or more" in capsys.readouterr().err
+
+
+def test_files_without_rounds_keep_the_repetitions_rule(tmp_path: Path, capsys) -> None:
+    a, b = write(tmp_path, "a.json", run(rounds=1)), write(tmp_path, "b.json", run(rounds=1))
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "|change| <= 5%" in out and "over 1 and 1 rounds" not in out

@@ -1,0 +1,115 @@
+"""Do several runs of the same suite give the same answer? (mpsbench-analyze agree FILE FILE ...)
+
+What a user runs to check their own cluster: N results files of the same suite, each judged alone by the one
+definition (verdict.py, rounds.gain_intervals), then held against each other:
+
+* per configuration measured in mps and timeslice by two runs or more (kernels and applications): each run's
+  MPS gain and whether it falls inside every other run's 95 % interval;
+* per verdict subject and point (a kernel's size, an application's copies per GPU): each run's class (pays
+  off, does not, cannot tell); runs **contradict** each other where one says "pays off" and another "does
+  not" ("cannot tell" contradicts nothing);
+* each run's A/A row (aa_check.py).
+
+The runs **agree** when no point is contradicted and at least AGREE_SHARE of the gains fall inside every
+other run's interval; a run whose A/A row is flagged is said, but does not by itself make runs disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .aa_check import AACheck, aa_check
+from .intervals import Interval
+from .records import Result
+from .rounds import gain_intervals
+from .series import PAYS, NOT
+from .verdict import AppVerdict, KernelVerdict, verdicts
+
+#: The share of per-run gains that must fall inside every other run's interval.
+AGREE_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class GainCell:
+    """One configuration's gain in every run that measured it (None where a run did not)."""
+
+    key: tuple                              # (subject, size, ranks per GPU)
+    intervals: tuple[Interval | None, ...]
+
+    def inside_others(self, i: int) -> bool | None:
+        """Whether run i's gain is inside every other run's interval; None when run i or no other has one."""
+        mine = self.intervals[i]
+        others = [x for j, x in enumerate(self.intervals) if j != i and x is not None]
+        if mine is None or not others:
+            return None
+        return all(o.contains(mine.point) for o in others)
+
+    @property
+    def name(self) -> str:
+        (kind, name, precision, params), size, k = self.key
+        what = name if kind == "app" else f"{name} {precision}" + (f" ({params})" if params else "") + f" {size}"
+        return f"{what} k={k}"
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    subject: str
+    at: int
+    classes: tuple[str | None, ...]          # per run: PAYS, NOT, CANNOT, or None (not judged there)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    runs: int
+    cells: tuple[GainCell, ...]
+    contradictions: tuple[Contradiction, ...]
+    judged_points: int
+    aa: tuple[AACheck, ...]
+
+    @property
+    def inside(self) -> tuple[int, int]:
+        """(gains inside every other run's interval, gains compared)."""
+        found = [c.inside_others(i) for c in self.cells for i in range(self.runs)]
+        found = [x for x in found if x is not None]
+        return sum(found), len(found)
+
+    @property
+    def agree(self) -> bool:
+        inside, compared = self.inside
+        return not self.contradictions and compared > 0 and inside >= AGREE_SHARE * compared
+
+    def outside(self) -> list[tuple[GainCell, int]]:
+        """(cell, run) for each gain outside some other run's interval."""
+        return [(c, i) for c in self.cells for i in range(self.runs) if c.inside_others(i) is False]
+
+
+def _points(found: Sequence) -> dict[tuple[str, int], str]:
+    """{(subject, point): class} of one run's kernel and application verdicts."""
+    out = {}
+    for v in found:
+        if isinstance(v, (KernelVerdict, AppVerdict)):
+            for p in v.points:
+                out[(v.subject, p.at)] = p.verdict(v.threshold)
+    return out
+
+
+def agreement(runs: Sequence[Sequence[Result]], threshold: float) -> Agreement:
+    """The agreement of ``runs`` (each run's records), every run judged at ``threshold``."""
+    if len(runs) < 2:
+        raise ValueError("agreement needs two runs or more")
+    per_run = [gain_intervals(r) for r in runs]
+    keys = list(dict.fromkeys(k for found in per_run for k in found))
+    cells = tuple(GainCell(k, tuple(found.get(k) for found in per_run)) for k in keys)
+    cells = tuple(c for c in cells if sum(x is not None for x in c.intervals) >= 2)
+    classes = [_points(verdicts(r, threshold)) for r in runs]
+    points = list(dict.fromkeys(p for found in classes for p in found))
+    contradictions = []
+    judged = 0
+    for p in points:
+        got = tuple(found.get(p) for found in classes)
+        if sum(x is not None for x in got) >= 2:
+            judged += 1
+            if PAYS in got and NOT in got:
+                contradictions.append(Contradiction(p[0], p[1], got))
+    return Agreement(len(runs), cells, tuple(contradictions), judged, tuple(aa_check(r) for r in runs))
