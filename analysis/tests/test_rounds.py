@@ -123,3 +123,35 @@ def test_files_without_rounds_keep_the_repetitions_rule(tmp_path: Path, capsys) 
     assert main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     assert "|change| <= 5%" in out and "over 1 and 1 rounds" not in out
+
+
+def with_gains(records: list[dict]) -> dict:
+    """A document whose context.sweep.gains is what core derives from its records (what the sweep writes)."""
+    from mpsbench_core.gain_record import gain_entries
+    from mpsbench_core.records import results_of
+    doc = builder.document(records)
+    doc["context"]["sweep"] = {"modes": ["timeslice", "mps"], "launcher": "mpirun", "jobs": [],
+                               "gains": gain_entries(results_of([doc]))}
+    return doc
+
+
+def test_the_file_records_what_each_interval_is_made_of(tmp_path: Path) -> None:
+    doc = with_gains(run(RUN_A))
+    entry = next(e for e in doc["context"]["sweep"]["gains"] if (e["size"], e["ranks_per_gpu"]) == (256, 4))
+    assert entry["interval"]["rounds"] == 2 and entry["interval"]["basis"] == "rounds"
+    assert set(entry["interval"]) >= {"df", "t", "se", "own_sd", "pooled_sd", "prior_df", "within_se"}
+    assert main(["verdict", str(builder.write(tmp_path / "ok.json", doc))]) == 0
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda gains: gains[1]["interval"].update(low=0.5), "context.sweep.gains[1].interval.low"),
+    (lambda gains: gains.pop(), "context.sweep.gains[3]"),
+    (lambda gains: gains.append(dict(gains[0], size=8)), "context.sweep.gains[4]"),
+])
+def test_a_file_whose_intervals_disagree_with_its_records_is_refused(tmp_path: Path, capsys, mutate, where) -> None:
+    doc = with_gains(run(RUN_A))
+    mutate(doc["context"]["sweep"]["gains"])
+    path = builder.write(tmp_path / "bad.json", doc)
+    assert main(["verdict", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"field {where}:" in err and "the records give" in err and err.count("\n") == 1

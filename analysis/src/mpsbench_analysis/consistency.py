@@ -45,7 +45,7 @@ from .energy_consistency import check_activity, check_energy
 from .errors import AnalysisError
 from .mix_consistency import check_mix, check_no_tenants
 from .quality import check_quality, check_settings
-from .run_consistency import check_run
+from .run_consistency import check_gains, check_run
 
 #: aggregate key -> its work_per_iteration key (the schema requires each).
 _AGGREGATES = {"flop_per_s": "flop", "byte_per_s": "byte", "item_per_s": "items"}
@@ -166,3 +166,4 @@ def check_consistency(doc: dict[str, Any], name: str) -> None:
         check_energy(r, name, where)
         check_activity(r, name, where)
     check_run(doc["results"], name)
+    check_gains(doc, name)

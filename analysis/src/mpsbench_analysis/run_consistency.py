@@ -10,6 +10,7 @@
   latency) of the tenant's own configuration at its own ranks per GPU, in the same mode; where that record
   is in the file, the figures must be its own (null when it failed).
 Both come from a record of the same round (mpsbench-sweep --rounds: each round's processes measured their own).
+* ``context.sweep.gains``, the MPS gains' intervals a sweep writes, must be what core derives from the records.
 Where the other record is not in the file (a run cut to a few records, or merged from jobs that did not
 run it), there is nothing to check against.
 """
@@ -20,7 +21,8 @@ import math
 from typing import Any, Iterable
 
 from mpsbench_core import modes
-from mpsbench_core.records import app_name, app_params, kind_of, params_text
+from mpsbench_core.gain_record import first_difference
+from mpsbench_core.records import app_name, app_params, kind_of, params_text, results_of
 
 from .checks import SUM_TOL, short
 from .errors import AnalysisError
@@ -113,6 +115,19 @@ def _check_tenants_alone(results: list[dict[str, Any]], name: str) -> None:
                                                                 math.isclose(value, expected, rel_tol=SUM_TOL)):
                     raise AnalysisError(f"{short(value)}, but results[{j}] (the tenant alone at its ranks per GPU, "
                                         f"mode {modes.label(r)}) measured {short(expected)}", name, f"{where}.{field}")
+
+
+def check_gains(doc: dict[str, Any], name: str) -> None:
+    """``context.sweep.gains`` (the MPS gains with their intervals, mpsbench-sweep) must be what core derives from
+    the file's own records (mpsbench_core.gain_record): one generic re-derivation, not a rule per field."""
+    sweep = doc["context"].get("sweep")
+    if not isinstance(sweep, dict) or "gains" not in sweep:
+        return
+    found = first_difference(sweep["gains"], results_of([doc]))
+    if found is not None:
+        where, written, derived = found
+        raise AnalysisError(f"{short(written)}, but the records give {short(derived)}", name,
+                            f"context.sweep.gains{where}")
 
 
 def check_run(results: Iterable[dict[str, Any]], name: str) -> None:
