@@ -1,5 +1,5 @@
-// The options of the measurement protocol: warm-up, adaptive repetitions and
-// throttle handling; their defaults and their one-line refusals.
+// The options of the measurement protocol: warm-up, adaptive repetitions,
+// throttle and CPU-slowdown handling; their defaults and their one-line refusals.
 #include <gtest/gtest.h>
 
 #include "cli/options.hpp"
@@ -22,6 +22,9 @@ TEST(MeasureOptions, Defaults) {
   EXPECT_FALSE(o.measure.discard_throttled);
   EXPECT_EQ(o.measure.throttle_retries, 3);
   EXPECT_DOUBLE_EQ(o.measure.clock_threshold, 0.9);
+  EXPECT_DOUBLE_EQ(o.measure.cpu_threshold, 0.3);
+  EXPECT_FALSE(o.measure.discard_cpu_slowed);
+  EXPECT_EQ(o.measure.cpu_retries, 3);
   EXPECT_EQ(o.measure.repetitions, 5);
   EXPECT_DOUBLE_EQ(o.measure.min_time_s, 0.25);
 }
@@ -53,6 +56,17 @@ TEST(MeasureOptions, OtherFlags) {
   EXPECT_EQ(parse({"--discard-throttled", "--throttle-retries", "0"}).measure.throttle_retries, 0);
 }
 
+TEST(MeasureOptions, CpuSlowdownFlags) {
+  const Options o = parse({"--cpu-threshold", "50%", "--discard-cpu-slowed", "--cpu-retries", "7"});
+  EXPECT_DOUBLE_EQ(o.measure.cpu_threshold, 0.5);
+  EXPECT_TRUE(o.measure.discard_cpu_slowed);
+  EXPECT_EQ(o.measure.cpu_retries, 7);
+  EXPECT_FALSE(o.measure.discard_throttled);  // the two rules are independent
+  EXPECT_DOUBLE_EQ(parse({"--cpu-threshold", "1000"}).measure.cpu_threshold, 10.0);  // 11x its fastest
+  EXPECT_DOUBLE_EQ(parse({"--cpu-threshold=0.5"}).measure.cpu_threshold, 0.005);
+  EXPECT_EQ(parse({"--discard-cpu-slowed", "--cpu-retries", "0"}).measure.cpu_retries, 0);
+}
+
 TEST(MeasureOptions, RefusalsNameTheValueInOneLine) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--max-noise", "0"}, "--max-noise: 0 must be in (0, 100) percent"},
@@ -80,6 +94,13 @@ TEST(MeasureOptions, RefusalsNameTheValueInOneLine) {
       {{"--throttle-retries", "2"}, "--throttle-retries: needs --discard-throttled (nothing is retaken without it)"},
       {{"--discard-throttled", "--throttle-retries", "-1"}, "--throttle-retries: -1 is out of range [0, 100]"},
       {{"--discard-throttled=yes"}, "--discard-throttled: takes no value (got 'yes')"},
+      {{"--cpu-threshold", "0"}, "--cpu-threshold: 0 must be in (0, 1000] percent"},
+      {{"--cpu-threshold", "-5%"}, "--cpu-threshold: -5% must be in (0, 1000] percent"},
+      {{"--cpu-threshold", "1001"}, "--cpu-threshold: 1001 must be in (0, 1000] percent"},
+      {{"--cpu-threshold", "fast"}, "--cpu-threshold: 'fast' is not a percentage"},
+      {{"--cpu-retries", "2"}, "--cpu-retries: needs --discard-cpu-slowed (nothing is retaken without it)"},
+      {{"--discard-cpu-slowed", "--cpu-retries", "101"}, "--cpu-retries: 101 is out of range [0, 100]"},
+      {{"--discard-cpu-slowed=1"}, "--discard-cpu-slowed: takes no value (got '1')"},
   };
   for (const auto& [args, message] : cases) {
     const std::string got = error_of(args);
@@ -91,7 +112,7 @@ TEST(MeasureOptions, RefusalsNameTheValueInOneLine) {
 TEST(MeasureOptions, UsageMentionsEveryNewFlag) {
   const std::string usage = usage_text();
   for (const char* flag : {"--warmup-time", "--max-noise", "--max-time", "--discard-throttled", "--throttle-retries",
-                           "--clock-threshold"}) {
+                           "--clock-threshold", "--cpu-threshold", "--discard-cpu-slowed", "--cpu-retries"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
 }

@@ -23,6 +23,11 @@ TEST(FaultSpec, ParsesEveryKind) {
   EXPECT_EQ(a.config, 3);
   EXPECT_EQ(parse_fault_spec("oom:rank=0:config=2").kind, FaultKind::oom);
   EXPECT_EQ(parse_fault_spec("hang:rank=12:config=1").rank, 12);
+  EXPECT_EQ(parse_fault_spec("throttle:rank=1:config=2").kind, FaultKind::throttle);
+  const FaultSpec slow = parse_fault_spec("cpu_slow:rank=1:config=2");
+  EXPECT_EQ(slow.kind, FaultKind::cpu_slow);
+  EXPECT_EQ(slow.rank, 1);
+  EXPECT_EQ(slow.config, 2);
 }
 
 TEST(FaultSpec, RejectsMalformedSpecsInOneLineNamingThePart) {
@@ -32,6 +37,7 @@ TEST(FaultSpec, RejectsMalformedSpecsInOneLineNamingThePart) {
       {"abort:rank=1", "malformed"},
       {"abort:rank=1:config=3:extra", "malformed"},
       {"crash:rank=1:config=3", "unknown fault 'crash'"},
+      {"cpu-slow:rank=1:config=3", "unknown fault 'cpu-slow'"},
       {"abort:config=3:rank=1", "expected 'rank=N'"},
       {"abort:rank=x:config=3", "'x'"},
       {"abort:rank=-1:config=3", "-1"},

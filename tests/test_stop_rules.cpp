@@ -1,5 +1,5 @@
 // The stop rules of the warm-up and of the repetitions, and the retaking of
-// throttled repetitions: pure functions, checked over whole grids of inputs
+// throttled and CPU-slowed repetitions: pure functions, checked over whole grids of inputs
 // against the rules as README "Measurement protocol" states them.
 #include <gtest/gtest.h>
 
@@ -217,6 +217,62 @@ TEST(DiscardRule, TruthTable) {
         }
       }
     }
+  }
+}
+
+// Both rules at once: each drops by its own option, retries and count; a repetition
+// both throttled and slowed counts against each rule that dropped it.
+TEST(DiscardRule, BothRulesOverAGrid) {
+  for (bool throttled : {false, true}) {
+    for (bool slowed : {false, true}) {
+      for (bool discard_t : {false, true}) {
+        for (bool discard_c : {false, true}) {
+          for (int dropped_t = 0; dropped_t <= 3; ++dropped_t) {
+            for (int dropped_c = 0; dropped_c <= 3; ++dropped_c) {
+              const DropRules rules{discard_t, 2, discard_c, 1};
+              const DroppedBy by = drop_repetition(throttled, slowed, rules, dropped_t, dropped_c);
+              EXPECT_EQ(by.throttle, throttled && discard_t && dropped_t < 2);
+              EXPECT_EQ(by.cpu, slowed && discard_c && dropped_c < 1);
+              EXPECT_EQ(by.any(), by.throttle || by.cpu);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// A configuration whose every repetition is both throttled and slowed, as agree_on_repetition runs it:
+// each rule retakes up to its retries, the shared ones counted in both, then the rest are kept marked.
+TEST(DiscardRule, SimulatedConfigurationRetakesAtMostBothRetries) {
+  struct Case {
+    DropRules rules;
+    int taken, throttle_dropped, cpu_dropped;
+  };
+  const Case cases[] = {
+      {{true, 3, true, 3}, 3 + 3, 3, 3},   // every drop wanted by both rules: counted in both
+      {{true, 1, true, 3}, 3 + 3, 1, 3},   // the CPU rule goes on after the throttle rule's retries
+      {{true, 2, false, 3}, 3 + 2, 2, 0},  // only the throttle rule
+      {{false, 2, true, 0}, 3, 0, 0},      // --cpu-retries 0: nothing retaken
+  };
+  for (const Case& c : cases) {
+    int taken = 0, kept = 0, dropped_t = 0, dropped_c = 0;
+    while (kept < 3) {
+      ++taken;
+      const DroppedBy by = drop_repetition(true, true, c.rules, dropped_t, dropped_c);
+      if (by.any()) {
+        dropped_t += by.throttle ? 1 : 0;
+        dropped_c += by.cpu ? 1 : 0;
+      } else {
+        ++kept;
+      }
+      ASSERT_LT(taken, 100);
+    }
+    EXPECT_EQ(taken, c.taken);
+    EXPECT_EQ(dropped_t, c.throttle_dropped);
+    EXPECT_EQ(dropped_c, c.cpu_dropped);
+    EXPECT_LE(dropped_t, c.rules.throttle_retries);
+    EXPECT_LE(dropped_c, c.rules.cpu_retries);
   }
 }
 

@@ -117,6 +117,20 @@ std::vector<OptionSpec> build_table() {
        [](Options& o, const std::string& flag, const std::string& v) {
          o.measure.clock_threshold = parse_percent(flag, v, true);
        }},
+      {"--cpu-threshold", "", "PERCENT", "30",
+       "a timed thread's CPU probe (run just before and after every repetition) more than PERCENT slower than its "
+       "fastest in this job marks the repetition as CPU-slowed (the host's CPU was slower than it can be: a shared "
+       "host's vCPU, steal, another process on its core)",
+       [](Options& o, const std::string& flag, const std::string& v) {
+         o.measure.cpu_threshold = parse_slowdown_percent(flag, v);
+       }},
+      {"--discard-cpu-slowed", "", "", "",
+       "drop and retake a CPU-slowed repetition (see --cpu-threshold)",
+       [](Options& o, const std::string&, const std::string&) { o.measure.discard_cpu_slowed = true; }},
+      {"--cpu-retries", "", "N", "3", "with --discard-cpu-slowed: repetitions dropped per configuration at most",
+       [](Options& o, const std::string& flag, const std::string& v) {
+         o.measure.cpu_retries = static_cast<int>(parse_integer(flag, v, 0, 100));
+       }},
       {"--energy-min-span", "", "SECONDS", "0",
        "meter each configuration's energy over at least this long: its kept repetitions, after an untimed "
        "stretch of the same work where they are shorter (NVML's energy counter changes about every 0.1 s, so "

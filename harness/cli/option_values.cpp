@@ -79,12 +79,27 @@ double parse_energy_span(const std::string& flag, const std::string& text) {
   return value;
 }
 
-double parse_percent(const std::string& flag, const std::string& text, bool allow_100) {
+namespace {
+
+// "30" or "30%": the number of percent.
+double percent_number(const std::string& flag, const std::string& text) {
   const std::string number = !text.empty() && text.back() == '%' ? text.substr(0, text.size() - 1) : text;
-  const double value = parse_real(flag, number, "a percentage", text);
+  return parse_real(flag, number, "a percentage", text);
+}
+
+}  // namespace
+
+double parse_percent(const std::string& flag, const std::string& text, bool allow_100) {
+  const double value = percent_number(flag, text);
   if (value <= 0 || value > 100 || (!allow_100 && value == 100)) {
     throw UsageError(flag + ": " + text + " must be in (0, 100" + (allow_100 ? "]" : ")") + " percent");
   }
+  return value / 100.0;
+}
+
+double parse_slowdown_percent(const std::string& flag, const std::string& text) {
+  const double value = percent_number(flag, text);
+  if (value <= 0 || value > 1000) throw UsageError(flag + ": " + text + " must be in (0, 1000] percent");
   return value / 100.0;
 }
 

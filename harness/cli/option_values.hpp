@@ -24,6 +24,8 @@ double parse_energy_span(const std::string& flag, const std::string& text);
 // "1", "1%" or "0.5" percent, returned as a fraction; `allow_100`: 100 % is
 // a valid value (a threshold), else the range is open at 100 (a noise target).
 double parse_percent(const std::string& flag, const std::string& text, bool allow_100);
+// --cpu-threshold: how much slower than its fastest, in (0, 1000] percent ("30", "30%"), as a fraction.
+double parse_slowdown_percent(const std::string& flag, const std::string& text);
 // --allreduce BYTES: a whole number of doubles, optionally with K/M/G (KiB, MiB, GiB), at most 1G.
 std::int64_t parse_allreduce_bytes(const std::string& flag, const std::string& text);
 // --gpus: CUDA device indices ("3", leading zeros dropped) or GPU-/MIG- UUIDs

@@ -28,6 +28,9 @@ void cross_check(Options& opt, const std::set<std::string>& given) {
   if (given.count("--throttle-retries") && !m.discard_throttled) {
     throw UsageError("--throttle-retries: needs --discard-throttled (nothing is retaken without it)");
   }
+  if (given.count("--cpu-retries") && !m.discard_cpu_slowed) {
+    throw UsageError("--cpu-retries: needs --discard-cpu-slowed (nothing is retaken without it)");
+  }
   const SharingModeInfo& mode = mode_info(opt.mode);
   if (opt.device == DeviceChoice::cpu && mode.needs_gpu) {
     throw UsageError(std::string("--mode ") + mode.name + ": needs the GPU, not --device cpu");

@@ -1,5 +1,6 @@
 #include "measure/instance.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -76,6 +77,16 @@ void set_up(const InstanceRun& run, const Config& own, Equipment& eq, RankSample
   eq.workload = eq.own_workload.get();
 }
 
+// A kept repetition's host-CPU figures, as every rank agreed on them.
+void keep_cpu_figures(const RepetitionState& reps, CpuSamples& cpu) {
+  cpu.slowed.push_back(reps.cpu_slowed);
+  cpu.ratio.push_back(reps.cpu_ratio);
+  cpu.steal_s.push_back(reps.steal_s.value_or(0));
+  cpu.run_delay_s.push_back(reps.run_delay_s.value_or(0));
+  cpu.steal_known = cpu.steal_known && reps.steal_s.has_value();
+  cpu.run_delay_known = cpu.run_delay_known && reps.run_delay_s.has_value();
+}
+
 }  // namespace
 
 RankSamples run_instance(const InstanceRun& run) {
@@ -146,10 +157,14 @@ RankSamples run_instance(const InstanceRun& run) {
   timing.metering_s = phase.lap();
 
   // Which repetition is the last is known only after it, so every one starts
-  // from poisoned outputs (untimed) and verification checks the last.
+  // from poisoned outputs (untimed) and verification checks the last. The CPU
+  // watch probes just before the start barrier and just after the window.
+  CpuWatch& cpu = *run.cpu;
+  samples.cpu.emplace();
   do {
     workload.poison_outputs();
     workload.sync();
+    cpu.before();
     start_together(team, instance);
     inject_in_timed_loop(rank, run.config_index);
     const double start = now_seconds();
@@ -160,6 +175,10 @@ RankSamples run_instance(const InstanceRun& run) {
     const double end = now_seconds();
     // The monitor's samples inside the window: no NVML call here.
     const ClockWindow clock = watch ? watch->repetition(start, end) : ClockWindow{};
+    team.cpu[instance] = cpu.after();
+    if (instance == 0 && inject_cpu_slow(rank, run.config_index)) {
+      team.cpu[instance].ratio = std::max(team.cpu[instance].ratio, injected_probe_ratio(settings.cpu_threshold));
+    }
     team.starts[instance] = start + team.offset;
     team.ends[instance] = end + team.offset;
     const bool throttled = watch && watch->sampled() &&
@@ -172,6 +191,7 @@ RankSamples run_instance(const InstanceRun& run) {
       if (timer) samples.gpu_s.push_back(timer->elapsed_seconds());
       samples.affected.push_back(team.reps.affected);
       if (samples.clocks) samples.clocks->windows.push_back(clock);
+      keep_cpu_figures(team.reps, *samples.cpu);
       samples.latency_s.insert(samples.latency_s.end(), runner.latencies.begin(), runner.latencies.end());
       if (allreduce) samples.collective_s.push_back(runner.collective_s);
     }
@@ -189,6 +209,9 @@ RankSamples run_instance(const InstanceRun& run) {
     samples.collective_problem = allreduce->first_problem();
   }
   samples.discarded = team.reps.discarded;
+  samples.cpu->discarded = team.reps.cpu_discarded;
+  samples.cpu->reference_s = cpu.reference_s();
+  samples.cpu->note = cpu.note();
   samples.work = workload.work();
   samples.details = workload.details();
   if (eq.green) samples.details.emplace_back("green_context_sm_count", eq.green->sm_count());

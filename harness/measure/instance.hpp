@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "measure/cpu_watch.hpp"
 #include "measure/gpu_watch.hpp"
 #include "measure/instance_cache.hpp"
 #include "measure/placement.hpp"
@@ -30,6 +31,7 @@ struct InstanceRun {
   const GreenPartition* partition = nullptr;   // --mode green's split of the GPU, else nullptr
   CachedInstance* kept = nullptr;              // where its workload is kept between configurations; nullptr: not kept
   JobMonitor* monitor = nullptr;               // its GPU's monitor, on the instance that watches the GPU only
+  CpuWatch* cpu = nullptr;                     // its CPU watch, kept by the job (cpu_watch.hpp)
 };
 
 // Out of memory in setup comes back as the samples' error (every instance then skips timing); any other

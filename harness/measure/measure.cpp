@@ -71,7 +71,7 @@ std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placemen
       CachedInstance* kept = settings.green_contexts ? nullptr : &job.cache.slot(i);
       samples[static_cast<std::size_t>(i)] =
           run_instance(InstanceRun{team, i, placement, config, config_index, settings, rank, iterations,
-                                   partition.get(), kept, i == 0 ? job.monitor.get() : nullptr});
+                                   partition.get(), kept, i == 0 ? job.monitor.get() : nullptr, &job.cpu.of(i)});
     } catch (const FatalError& e) {
       // A failure on any thread ends the job: the other threads and ranks
       // would otherwise wait at a barrier forever.
@@ -121,6 +121,7 @@ ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, 
   const double start = now_seconds();
   const bool active = placement.is_active(ctx.rank, active_slots);
   job.cache.prepare(config_of_slot(config, placement.ranks[ctx.rank].slot), instances_per_rank);
+  job.cpu.prepare(instances_per_rank);
   ActiveComm comm(ctx.world, active, ctx.rank);
   std::int64_t iterations = 0;
   nlohmann::json mine = nlohmann::json::array();

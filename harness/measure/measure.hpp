@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "measure/cpu_watch.hpp"
 #include "measure/gpu_watch.hpp"
 #include "measure/instance_cache.hpp"
 #include "measure/placement.hpp"
@@ -27,11 +28,13 @@ namespace mpsb {
 // instance skip timing (they agree after setup), and the samples carry the
 // error instead; any other error aborts the job. `config_index` is 1-based.
 // What the job keeps across configurations: `cache`, this rank's workloads
-// (instance_cache.hpp), and `monitor`, its GPU's monitor where this rank
-// watches a GPU (else nullptr).
+// (instance_cache.hpp), `monitor`, its GPU's monitor where this rank
+// watches a GPU (else nullptr), and `cpu`, each instance's CPU watch with its
+// fastest probe so far (cpu_watch.hpp).
 struct JobState {
   InstanceCache cache;
   std::unique_ptr<JobMonitor> monitor;
+  CpuWatches cpu;
   bool said_spread = false;  // the one-process note of run_team, once per job
 };
 ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, const Config& config,

@@ -57,6 +57,21 @@ struct GpuTelemetry {
   double activity_span_s = 0;
 };
 
+// The host CPUs during the kept repetitions (cpu_watch.hpp). The per-repetition
+// figures were agreed over every timed thread of every active rank, so they
+// are the same on each instance; the reference and the note are its own.
+struct CpuSamples {
+  std::vector<bool> slowed;        // per kept repetition
+  std::vector<double> ratio;       // likewise: the largest probe ratio
+  std::vector<double> steal_s;     // likewise: the largest steal time (0 where unknown, see steal_known)
+  std::vector<double> run_delay_s; // likewise: the largest run-queue wait
+  bool steal_known = true;         // false: some thread could not read it in some kept repetition
+  bool run_delay_known = true;
+  int discarded = 0;               // CPU-slowed repetitions dropped and taken again
+  std::optional<double> reference_s;  // this instance's fastest probe in the job so far
+  std::string note;                   // what this instance could not read
+};
+
 // One instance's view of one configuration; times on rank 0's clock.
 struct RankSamples {
   int rank = 0;
@@ -81,6 +96,7 @@ struct RankSamples {
   std::vector<bool> affected;  // per kept repetition: some GPU was throttled during it
   int discarded = 0;           // affected repetitions dropped and taken again
   std::optional<GpuClockRecord> clocks;  // only on the instance that sampled its GPU
+  std::optional<CpuSamples> cpu;          // every timed instance (none in hand-made samples)
   std::optional<GpuTelemetry> telemetry;  // likewise
   InstanceTiming timing;
 };

@@ -85,6 +85,25 @@ GpuTelemetry telemetry_from(const nlohmann::json& j) {
   return t;
 }
 
+nlohmann::json cpu_json(const CpuSamples& c) {
+  return {c.slowed, c.ratio, c.steal_s, c.run_delay_s, c.steal_known, c.run_delay_known, c.discarded,
+          optional_json(c.reference_s), c.note};
+}
+
+CpuSamples cpu_from(const nlohmann::json& j) {
+  CpuSamples c;
+  c.slowed = j.at(0).get<std::vector<bool>>();
+  c.ratio = j.at(1).get<std::vector<double>>();
+  c.steal_s = j.at(2).get<std::vector<double>>();
+  c.run_delay_s = j.at(3).get<std::vector<double>>();
+  c.steal_known = j.at(4).get<bool>();
+  c.run_delay_known = j.at(5).get<bool>();
+  c.discarded = j.at(6).get<int>();
+  c.reference_s = optional_from(j.at(7));
+  c.note = j.at(8).get<std::string>();
+  return c;
+}
+
 }  // namespace
 
 std::string serialize(const RankSamples& s) {
@@ -107,6 +126,7 @@ std::string serialize(const RankSamples& s) {
                       {"affected", s.affected},
                       {"discarded", s.discarded},
                       {"clocks", s.clocks ? clock_json(*s.clocks) : nlohmann::json(nullptr)},
+                      {"cpu", s.cpu ? cpu_json(*s.cpu) : nlohmann::json(nullptr)},
                       {"telemetry", s.telemetry ? telemetry_json(*s.telemetry) : nlohmann::json(nullptr)},
                       {"timing",
                        {s.timing.setup_s, s.timing.first_run_s, s.timing.ready_s, s.timing.warmup_s,
@@ -148,6 +168,7 @@ RankSamples deserialize_samples(const std::string& text) {
   s.affected = j.at("affected").get<std::vector<bool>>();
   s.discarded = j.at("discarded").get<int>();
   if (!j.at("clocks").is_null()) s.clocks = clock_from(j.at("clocks"));
+  if (!j.at("cpu").is_null()) s.cpu = cpu_from(j.at("cpu"));
   if (!j.at("telemetry").is_null()) s.telemetry = telemetry_from(j.at("telemetry"));
   const auto& t = j.at("timing");
   s.timing = InstanceTiming{t.at(0).get<double>(), t.at(1).get<double>(), t.at(2).get<double>(),

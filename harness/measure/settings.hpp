@@ -18,6 +18,11 @@ struct MeasureSettings {
   bool discard_throttled = false;
   int throttle_retries = 3;          // dropped repetitions per configuration, at most
   double clock_threshold = 0.9;      // fraction of the reference SM clock
+  // The host CPUs (cpu_watch.hpp): a probe more than 1 + cpu_threshold times its thread's fastest marks
+  // a repetition CPU-slowed; with discard_cpu_slowed it is dropped and taken again, at most cpu_retries times.
+  double cpu_threshold = 0.3;
+  bool discard_cpu_slowed = false;
+  int cpu_retries = 3;
   std::optional<std::int64_t> allreduce_bytes;  // --allreduce: a host MPI_Allreduce after each iteration
   // The shortest span whose energy each configuration meters: the kept repetitions, after an extra
   // stretch of the same work where they are shorter (0: the kept repetitions alone).

@@ -47,4 +47,12 @@ bool discard_repetition(bool affected, bool discard_throttled, int discarded_so_
   return affected && discard_throttled && discarded_so_far < retries;
 }
 
+DroppedBy drop_repetition(bool throttled, bool cpu_slowed, const DropRules& rules, int throttle_dropped,
+                          int cpu_dropped) {
+  DroppedBy by;
+  by.throttle = discard_repetition(throttled, rules.discard_throttled, throttle_dropped, rules.throttle_retries);
+  by.cpu = discard_repetition(cpu_slowed, rules.discard_cpu_slowed, cpu_dropped, rules.cpu_retries);
+  return by;
+}
+
 }  // namespace mpsb

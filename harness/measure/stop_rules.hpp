@@ -1,8 +1,8 @@
 // When the loops of timed windows stop (README "Measurement protocol"): the
-// warm-up, the repetitions and the retaking of throttled repetitions. Pure
-// functions of values every active rank and thread holds identically (windows
-// reduced over the active ranks), so all reach the same verdict without a
-// broadcast.
+// warm-up, the repetitions and the retaking of throttled and CPU-slowed
+// repetitions. Pure functions of values every active rank and thread holds
+// identically (windows reduced over the active ranks), so all reach the same
+// verdict without a broadcast.
 #pragma once
 
 #include <optional>
@@ -61,5 +61,27 @@ std::optional<double> window_noise(const std::vector<double>& windows_s);
 // --discard-throttled: an affected repetition is dropped (and taken again)
 // while fewer than `retries` have been dropped in this configuration.
 bool discard_repetition(bool affected, bool discard_throttled, int discarded_so_far, int retries);
+
+// Both reasons to retake a repetition: a throttled GPU (--discard-throttled,
+// --throttle-retries) and a slowed host CPU (--discard-cpu-slowed, --cpu-retries).
+struct DropRules {
+  bool discard_throttled = false;
+  int throttle_retries = 3;
+  bool discard_cpu_slowed = false;
+  int cpu_retries = 3;
+};
+// Which rules drop the last repetition. Each rule is discard_repetition with
+// its own option, retries and count of repetitions it dropped in this
+// configuration. A repetition both throttled and CPU-slowed is dropped when
+// either rule still may, and counts against each rule that dropped it: no
+// count passes its retries, and the two together retake at most
+// throttle_retries + cpu_retries repetitions.
+struct DroppedBy {
+  bool throttle = false;
+  bool cpu = false;
+  bool any() const { return throttle || cpu; }
+};
+DroppedBy drop_repetition(bool throttled, bool cpu_slowed, const DropRules& rules, int throttle_dropped,
+                          int cpu_dropped);
 
 }  // namespace mpsb

@@ -17,6 +17,29 @@ RepetitionRule repetition_rule(const MeasureSettings& settings) {
   return rule;
 }
 
+DropRules drop_rules(const MeasureSettings& settings) {
+  return DropRules{settings.discard_throttled, settings.throttle_retries, settings.discard_cpu_slowed,
+                   settings.cpu_retries};
+}
+
+// The slots of the per-repetition reduction (all MPI_MAX).
+enum Reduced { kMinusStart, kEnd, kAffected, kCpuRatio, kSteal, kRunDelay, kStealUnknown, kRunDelayUnknown, kReduced };
+
+// This rank's part: the extremes over its instances.
+void local_values(const Team& team, double (&local)[kReduced]) {
+  local[kMinusStart] = -*std::min_element(team.starts.begin(), team.starts.end());
+  local[kEnd] = *std::max_element(team.ends.begin(), team.ends.end());
+  local[kAffected] = static_cast<double>(*std::max_element(team.affected.begin(), team.affected.end()));
+  local[kCpuRatio] = local[kSteal] = local[kRunDelay] = local[kStealUnknown] = local[kRunDelayUnknown] = 0;
+  for (const CpuReading& r : team.cpu) {
+    local[kCpuRatio] = std::max(local[kCpuRatio], r.ratio);
+    local[kSteal] = std::max(local[kSteal], r.steal_s.value_or(0));
+    local[kRunDelay] = std::max(local[kRunDelay], r.run_delay_s.value_or(0));
+    if (!r.steal_s) local[kStealUnknown] = 1;
+    if (!r.run_delay_s) local[kRunDelayUnknown] = 1;
+  }
+}
+
 }  // namespace
 
 bool any_setup_failed(Team& team, int instance, bool failed) {
@@ -42,24 +65,31 @@ void start_together(Team& team, int instance) {
 void agree_on_repetition(Team& team, int instance, const MeasureSettings& settings) {
   team.barrier.wait();
   if (instance == 0) {
-    double local[3] = {-*std::min_element(team.starts.begin(), team.starts.end()),
-                       *std::max_element(team.ends.begin(), team.ends.end()),
-                       static_cast<double>(*std::max_element(team.affected.begin(), team.affected.end()))};
-    double global[3] = {0, 0, 0};
-    MPSB_MPI(MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_MAX, team.active));
+    double local[kReduced];
+    local_values(team, local);
+    double global[kReduced] = {};
+    MPSB_MPI(MPI_Allreduce(local, global, kReduced, MPI_DOUBLE, MPI_MAX, team.active));
     RepetitionState& st = team.reps;
-    if (st.taken++ == 0) st.first_start = -global[0];
-    st.all_windows_s += global[1] + global[0];
-    st.affected = global[2] > 0;
-    st.keep = !discard_repetition(st.affected, settings.discard_throttled, st.discarded, settings.throttle_retries);
+    if (st.taken++ == 0) st.first_start = -global[kMinusStart];
+    const double window = global[kEnd] + global[kMinusStart];  // the same max(end) - min(start) summarize computes
+    st.all_windows_s += window;
+    st.affected = global[kAffected] > 0;
+    st.cpu_ratio = global[kCpuRatio];
+    st.steal_s = global[kStealUnknown] > 0 ? std::nullopt : std::optional<double>(global[kSteal]);
+    st.run_delay_s = global[kRunDelayUnknown] > 0 ? std::nullopt : std::optional<double>(global[kRunDelay]);
+    st.cpu_slowed = cpu_slowed(st.cpu_ratio, settings.cpu_threshold);
+    const DroppedBy dropped =
+        drop_repetition(st.affected, st.cpu_slowed, drop_rules(settings), st.discarded, st.cpu_discarded);
+    st.keep = !dropped.any();
     if (st.keep) {
-      st.kept_windows.push_back(global[1] + global[0]);  // the same max(end) - min(start) summarize computes
+      st.kept_windows.push_back(window);
     } else {
-      ++st.discarded;
+      st.discarded += dropped.throttle ? 1 : 0;
+      st.cpu_discarded += dropped.cpu ? 1 : 0;
     }
     // A dropped repetition is always taken again, so the last one run is kept
     // and verification checks the output of a kept repetition.
-    st.more = !st.keep || repetition_verdict(st.kept_windows, global[1] - st.first_start,
+    st.more = !st.keep || repetition_verdict(st.kept_windows, global[kEnd] - st.first_start,
                                              repetition_rule(settings)) == RepetitionVerdict::repeat;
   }
   team.barrier.wait();

@@ -10,8 +10,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <vector>
 
+#include "measure/cpu_watch.hpp"
 #include "measure/settings.hpp"
 
 namespace mpsb {
@@ -47,8 +49,14 @@ struct RepetitionState {
   double all_windows_s = 0;  // every repetition's window, discarded ones included
   double first_start = 0;  // min(start) of the first repetition
   int taken = 0;
-  int discarded = 0;
+  int discarded = 0;      // dropped by --discard-throttled
+  int cpu_discarded = 0;  // dropped by --discard-cpu-slowed (one both throttled and slowed may count in both)
   bool affected = false;  // the last repetition: some GPU was throttled during it
+  // The last repetition's host CPUs, the largest over every timed thread of every active rank: the probe
+  // ratio, steal and run-queue time (nullopt where some thread could not read them); CPU-slowed or not.
+  double cpu_ratio = 1;
+  std::optional<double> steal_s, run_delay_s;
+  bool cpu_slowed = false;
   bool keep = false;      // the last repetition counts
   bool more = true;       // take another
 };
@@ -56,11 +64,12 @@ struct RepetitionState {
 // What the instances of one rank share while they measure together.
 struct Team {
   Team(int size, MPI_Comm comm, double clock_offset, bool mix) : barrier(size), starts(size), ends(size),
-        setup_failed(size), affected(size), active(comm), offset(clock_offset), mixed(mix) {}
+        setup_failed(size), affected(size), cpu(size), active(comm), offset(clock_offset), mixed(mix) {}
   ThreadBarrier barrier;
   std::vector<double> starts, ends;
   std::vector<char> setup_failed;  // per instance, written before a barrier
   std::vector<char> affected;      // per instance: its GPU sampler saw throttling in this repetition
+  std::vector<CpuReading> cpu;     // per instance: its CPU watch's reading of this repetition
   MPI_Comm active;
   double offset;
   double config_start = 0;  // now_seconds() when this rank began the configuration (timing.hpp)
@@ -82,8 +91,10 @@ bool any_setup_failed(Team& team, int instance, bool failed);
 void start_together(Team& team, int instance);
 
 // After every repetition one MPI_Allreduce (MPI_MAX) over the active ranks of
-// {-min start, max end, affected} gives every rank the window and whether any
-// GPU was throttled in it; instance 0 of each rank then applies the same pure
+// {-min start, max end, affected, the CPU readings' largest ratio, steal and
+// run delay, and whether some thread could not read the latter two} gives
+// every rank the window, whether any GPU was throttled in it and whether any
+// host CPU was slowed; instance 0 of each rank then applies the same pure
 // rules to the same values, so every rank keeps, drops and stops alike, and
 // its threads read the verdict after the barrier.
 void agree_on_repetition(Team& team, int instance, const MeasureSettings& settings);

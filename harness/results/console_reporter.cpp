@@ -38,10 +38,13 @@ std::string noise_text(const Result& r) {
   return percent_text(*r.noise.relative) + (noisy ? "!" : "");
 }
 
-// "T2": two kept repetitions ran while a GPU was throttled; empty otherwise.
-std::string throttle_text(const Result& r) {
-  if (!r.clocks || r.clocks->affected_repetitions == 0) return "";
-  return "T" + std::to_string(r.clocks->affected_repetitions);
+// "T2": two kept repetitions ran while a GPU was throttled; "S3": three while
+// a host CPU was slowed; "T2S3" both; empty otherwise.
+std::string marks_text(const Result& r) {
+  std::string marks;
+  if (r.clocks && r.clocks->affected_repetitions > 0) marks += "T" + std::to_string(r.clocks->affected_repetitions);
+  if (r.cpu && r.cpu->slowed_repetitions > 0) marks += "S" + std::to_string(r.cpu->slowed_repetitions);
+  return marks;
 }
 
 // "42.1 us", "3.20 ms"
@@ -92,6 +95,7 @@ std::string format_rate(double per_second, const std::string& unit) {
 void ConsoleReporter::report_context(const Context& c) {
   max_noise_ = c.settings.max_noise;
   clock_threshold_ = c.settings.clock_threshold;
+  cpu_threshold_ = c.settings.cpu_threshold;
   const auto& pl = c.placement;
   out_ << "mpsbench " << c.version << " (git " << c.git_commit.substr(0, 12) << (c.git_dirty ? "+dirty" : "")
        << ")\n";
@@ -137,6 +141,9 @@ void ConsoleReporter::report_context(const Context& c) {
   if (c.settings.discard_throttled) {
     out_ << ", throttled ones retaken (up to " << c.settings.throttle_retries << ")";
   }
+  if (c.settings.discard_cpu_slowed) {
+    out_ << ", CPU-slowed ones retaken (up to " << c.settings.cpu_retries << ")";
+  }
   out_ << "\n";
   out_ << "  results: " << results_path_ << "\n" << std::flush;
 }
@@ -161,7 +168,7 @@ void ConsoleReporter::report_result(const Result& r, int index, int total) {
   out_ << head << format_rate(s.median, unit) << " (min " << format_rate(s.min, unit) << ", cv "
        << printf_string("%.1f%%", 100 * r.cv) << ", noise " << noise_text(r) << ", " << r.repetitions
        << " reps";
-  if (const std::string t = throttle_text(r); !t.empty()) out_ << ", " << t;
+  if (const std::string t = marks_text(r); !t.empty()) out_ << ", " << t;
   out_ << ")";
   if (r.speedup) out_ << ", speedup " << printf_string("%.2f", *r.speedup);
   if (r.energy.available) {
@@ -208,28 +215,31 @@ void ConsoleReporter::report_timing(int /*index*/, const ConfigTiming& timing) {
 void ConsoleReporter::finish(const JobTiming& job) {
   out_ << "\n";
   char line[240];
-  std::snprintf(line, sizeof line, "%-8s %-14s %8s %9s %20s %8s %8s %7s %3s %14s %9s %8s\n", "kernel", "precision",
-                "size", "ranks/gpu", "aggregate", "speedup", "fairness", "noise", "clk", "J/unit", "SM active",
+  std::snprintf(line, sizeof line, "%-8s %-14s %8s %9s %20s %8s %8s %7s %7s %14s %9s %8s\n", "kernel", "precision",
+                "size", "ranks/gpu", "aggregate", "speedup", "fairness", "noise", "clk/cpu", "J/unit", "SM active",
                 "verified");
   out_ << line;
-  bool throttled = false;
+  bool throttled = false, slowed = false;
   for (const auto& r : results_) {
     const std::string rate = r.failed() ? "FAILED" : format_rate(r.primary_summary().median, r.primary_unit());
     const std::string fairness = r.failed() ? "-" : printf_string("%.3f", r.jain_fairness);
     const std::string speedup = r.speedup ? printf_string("%.2f", *r.speedup) : "-";
-    const std::string throttle = throttle_text(r);
-    throttled = throttled || !throttle.empty();
-    std::snprintf(line, sizeof line, "%-8s %-14s %8lld %9d %20s %8s %8s %7s %3s %14s %9s %8s\n",
+    const std::string marks = marks_text(r);
+    throttled = throttled || (r.clocks && r.clocks->affected_repetitions > 0);
+    slowed = slowed || (r.cpu && r.cpu->slowed_repetitions > 0);
+    std::snprintf(line, sizeof line, "%-8s %-14s %8lld %9d %20s %8s %8s %7s %7s %14s %9s %8s\n",
                   r.config.kernel.c_str(), r.config.precision.c_str(), static_cast<long long>(r.config.size),
                   r.config.ranks_per_gpu, rate.c_str(), speedup.c_str(), fairness.c_str(), noise_text(r).c_str(),
-                  throttle.c_str(), energy_text(r).c_str(), sm_active_text(r).c_str(), verification_text(r).c_str());
+                  marks.c_str(), energy_text(r).c_str(), sm_active_text(r).c_str(), verification_text(r).c_str());
     out_ << line;
     if (r.failed()) out_ << "  FAILED: " << r.error << "\n";
   }
   out_ << "noise: relative standard error of the median aggregate (! above "
        << (max_noise_ ? "--max-noise " + percent_text(*max_noise_) : std::string("2%, no --max-noise given"))
-       << "); clk Tn: n repetitions ran while a GPU was throttled (power or thermal event, or SM clock below "
+       << "); clk/cpu Tn: n repetitions ran while a GPU was throttled (power or thermal event, or SM clock below "
        << percent_text(clock_threshold_) << " of its maximum)" << (throttled ? "" : ", none here")
+       << ", Sn: n ran while a host CPU was slowed (a timed thread's CPU probe more than "
+       << percent_text(cpu_threshold_) << " slower than its fastest)" << (slowed ? "" : ", none here")
        << "; J/unit: GPU energy per unit of work over the kept repetitions, every GPU (- where unavailable: "
        << (results_.empty() || results_.front().energy.available ? std::string("see the results file")
                                                                   : results_.front().energy.reason)

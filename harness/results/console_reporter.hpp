@@ -27,6 +27,7 @@ class ConsoleReporter final : public Reporter {
   std::vector<Result> results_;
   std::optional<double> max_noise_;  // from the context, for the legend
   double clock_threshold_ = 0.9;
+  double cpu_threshold_ = MeasureSettings{}.cpu_threshold;
 };
 
 // "48.2 TFLOP/s", "3.10 G interaction/s"

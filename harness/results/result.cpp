@@ -204,6 +204,7 @@ Result summarize(const ConfigSamples& samples, const Placement& placement, Shari
   r.repetitions = repetitions;
   r.warmup = samples.ranks.front().warmup;
   r.clocks = clocks_record(samples, placement, settings);
+  r.cpu = cpu_record(samples, settings);
 
   std::vector<const RankSamples*> everyone;
   for (const auto& s : samples.ranks) everyone.push_back(&s);

@@ -15,6 +15,7 @@
 #include "measure/settings.hpp"
 #include "measure/stats.hpp"
 #include "measure/timing.hpp"
+#include "results/cpu_record.hpp"
 #include "results/energy_record.hpp"
 #include "sharing/device.hpp"
 #include "sharing/mps_servers.hpp"
@@ -117,6 +118,7 @@ struct Result {
   NoiseRecord noise;                           // always present, relative none when failed
   std::optional<WarmupOutcome> warmup;         // none when failed
   std::optional<ClocksRecord> clocks;          // none when failed
+  std::optional<CpuRecord> cpu;                // none when failed (or no instance watched its CPU)
   std::optional<double> speedup;  // over one active rank per GPU, same mode; 1 at one rank; none without that run
   double jain_fairness = 1;
   bool verified = false;

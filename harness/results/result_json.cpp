@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "measure/throttle.hpp"
+#include "results/cpu_record.hpp"
 #include "results/energy_json.hpp"
 #include "results/timing_json.hpp"
 #include "sharing/device.hpp"
@@ -173,7 +174,10 @@ ojson settings_json(const MeasureSettings& s) {
                {"throttle_retries", s.throttle_retries},
                {"clock_threshold", s.clock_threshold},
                {"allreduce_bytes", s.allreduce_bytes ? ojson(*s.allreduce_bytes) : ojson(nullptr)},
-               {"energy_min_span_s", s.energy_min_span_s}};
+               {"energy_min_span_s", s.energy_min_span_s},
+               {"cpu_threshold", s.cpu_threshold},
+               {"discard_cpu_slowed", s.discard_cpu_slowed},
+               {"cpu_retries", s.cpu_retries}};
 }
 
 }  // namespace
@@ -362,6 +366,7 @@ ojson to_json(const Result& r) {
                {"energy", energy_json(r.energy)},
                {"gpu_activity", activity_json(r.gpu_activity)},
                {"timing", timing_json(r.timing)}});
+  if (r.cpu) j["cpu"] = cpu_json(*r.cpu);
   return j;
 }
 

@@ -42,13 +42,14 @@ FaultSpec parse_fault_spec(const std::string& text) {
     if (colon == std::string::npos) break;
     begin = colon + 1;
   }
-  const std::string usage = " (expected abort|oom|hang|throttle:rank=R:config=K)";
+  const std::string usage = " (expected abort|oom|hang|throttle|cpu_slow:rank=R:config=K)";
   if (items.size() != 3) throw UsageError("MPSBENCH_FAULT: malformed '" + text + "'" + usage);
   FaultSpec spec;
   if (items[0] == "abort") spec.kind = FaultKind::abort;
   else if (items[0] == "oom") spec.kind = FaultKind::oom;
   else if (items[0] == "hang") spec.kind = FaultKind::hang;
   else if (items[0] == "throttle") spec.kind = FaultKind::throttle;
+  else if (items[0] == "cpu_slow") spec.kind = FaultKind::cpu_slow;
   else throw UsageError("MPSBENCH_FAULT: unknown fault '" + items[0] + "'" + usage);
   spec.rank = parse_field(text, items[1], "rank");
   spec.config = parse_field(text, items[2], "config");
@@ -76,6 +77,8 @@ void inject_after_setup(int rank, int config) {
 }
 
 bool inject_throttle(int rank, int config) { return selected(FaultKind::throttle, rank, config); }
+
+bool inject_cpu_slow(int rank, int config) { return selected(FaultKind::cpu_slow, rank, config); }
 
 void inject_in_timed_loop(int rank, int config) {
   if (!selected(FaultKind::hang, rank, config)) return;

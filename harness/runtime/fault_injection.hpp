@@ -1,5 +1,5 @@
 // Opt-in fault injection for the reliability tests: MPSBENCH_FAULT makes one
-// rank crash, run out of memory, hang or see a throttled GPU in one
+// rank crash, run out of memory, hang, see a throttled GPU or a slowed CPU in one
 // configuration, so the tests can drive every failure path on a machine
 // without a GPU. Unset, it costs one comparison per configuration.
 //
@@ -9,6 +9,9 @@
 //     hang   rank R sleeps forever inside the timed loop of configuration K
 //     throttle  rank R reports every repetition of configuration K as
 //            throttled, as its GPU clock sampler would (on any device)
+//     cpu_slow  rank R reports every repetition of configuration K as
+//            CPU-slowed, its first thread's probe twice as slow as
+//            --cpu-threshold allows (on any device)
 // K is 1-based, as in the progress line. A rank idle in K is not affected.
 #pragma once
 
@@ -16,7 +19,7 @@
 
 namespace mpsb {
 
-enum class FaultKind { none, abort, oom, hang, throttle };
+enum class FaultKind { none, abort, oom, hang, throttle, cpu_slow };
 
 struct FaultSpec {
   FaultKind kind = FaultKind::none;
@@ -37,5 +40,7 @@ void inject_after_setup(int rank, int config);
 void inject_in_timed_loop(int rank, int config);
 // After each repetition: whether rank R is to report it as throttled.
 bool inject_throttle(int rank, int config);
+// After each repetition: whether rank R is to report it as CPU-slowed.
+bool inject_cpu_slow(int rank, int config);
 
 }  // namespace mpsb

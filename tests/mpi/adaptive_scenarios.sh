@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Adaptive repetitions and throttle handling end to end: the real mpsbench
+# Adaptive repetitions, throttle and CPU-slowdown handling end to end: the real mpsbench
 # through mpiexec on the CPU device, its JSON validated against the schema
 # and checked by check_adaptive.py.
 # usage: adaptive_scenarios.sh SCENARIO MPIEXEC MPSBENCH PYTHON VALIDATOR SCHEMA WORKDIR
-#   SCENARIO: fixed | minimum | time | streams | throttle
+#   SCENARIO: fixed | minimum | time | streams | throttle | cpu
 #   VALIDATOR: validate_results_file, or "none" where valijson was not found
 set -euo pipefail
 scenario=$1 mpiexec=$2 mpsbench=$3 python=$4 validator=$5 schema=$6 workdir=$7
@@ -39,5 +39,18 @@ case $scenario in
       --ranks-per-gpu 2 --min-time 0.01 --repetitions 3 --discard-throttled --throttle-retries 2
     MPSBENCH_FAULT=throttle:rank=1:config=2 run throttle-keep 2 --kernel matmul --precision fp32 --size 24,40 \
       --ranks-per-gpu 2 --min-time 0.01 --repetitions 3 ;;
+  # Rank 1 reports every repetition of configuration 2 as CPU-slowed (its probe
+  # twice the threshold's ratio; the high threshold keeps this machine's own
+  # slowdowns out of it): dropped twice and the rest kept marked, or all kept
+  # marked without --discard-cpu-slowed. Then counters that cannot be read
+  # (an empty MPSBENCH_PROC_ROOT): null lists and a note, the probe still runs.
+  cpu)
+    MPSBENCH_FAULT=cpu_slow:rank=1:config=2 run cpu-discard 2 --kernel matmul --precision fp32 --size 24,40 \
+      --ranks-per-gpu 2 --min-time 0.01 --repetitions 3 --cpu-threshold 500 --discard-cpu-slowed --cpu-retries 2
+    MPSBENCH_FAULT=cpu_slow:rank=1:config=2 run cpu-keep 2 --kernel matmul --precision fp32 --size 24,40 \
+      --ranks-per-gpu 2 --min-time 0.01 --repetitions 3 --cpu-threshold 500
+    grep -q "size 40 ranks/gpu 2 cpu: .*, 3 reps, S3)" "$workdir/cpu-keep.log"
+    mkdir -p "$workdir/no-proc"
+    MPSBENCH_PROC_ROOT="$workdir/no-proc" run cpu-unreadable 1 "${small[@]}" --min-time 0.01 --repetitions 3 ;;
   *) echo "adaptive_scenarios.sh: unknown scenario '$scenario'" >&2; exit 2 ;;
 esac

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the warm-up, noise and clocks records of an mpsbench CPU run.
+"""Checks the warm-up, noise, clocks and cpu records of an mpsbench CPU run.
 
 usage: check_adaptive.py FILE NAME (NAME: a run of adaptive_scenarios.sh)
 """
@@ -10,6 +10,29 @@ import sys
 def fail(message):
     print(f"check_adaptive: {message}", file=sys.stderr)
     sys.exit(1)
+
+
+def check_cpu(r, key, settings):
+    """The host-CPU record: one entry per kept repetition, its counts, and the rule its flags follow."""
+    c = r["cpu"]
+    n = r["repetitions"]
+    if c["probe"] != "relax_sweep_2048x8" or c["threshold"] != settings["cpu_threshold"]:
+        fail(f"{key}: cpu probe {c['probe']!r}, threshold {c['threshold']} (settings {settings['cpu_threshold']})")
+    if not isinstance(c["reference_probe_s"], float) or not 0 < c["reference_probe_s"] < 1e-3:
+        fail(f"{key}: reference probe {c['reference_probe_s']} s")
+    for name in ("repetition_slowed", "probe_ratio", "steal_s", "run_delay_s"):
+        if c[name] is None and name in ("steal_s", "run_delay_s") and c["note"]:
+            continue
+        if len(c[name]) != n:
+            fail(f"{key}: cpu {name} {c[name]} for {n} repetitions")
+    if c["slowed_repetitions"] != sum(c["repetition_slowed"]):
+        fail(f"{key}: slowed_repetitions {c['slowed_repetitions']} != {c['repetition_slowed']}")
+    for slowed, ratio in zip(c["repetition_slowed"], c["probe_ratio"]):
+        if slowed != (ratio > 1 + c["threshold"]) or ratio < 1:
+            fail(f"{key}: slowed {slowed} disagrees with ratio {ratio} and threshold {c['threshold']}")
+    most = settings["cpu_retries"] if settings["discard_cpu_slowed"] else 0
+    if not 0 <= c["discarded_repetitions"] <= most:
+        fail(f"{key}: {c['discarded_repetitions']} CPU-slowed repetitions discarded, at most {most}")
 
 
 def check_common(doc):
@@ -31,6 +54,7 @@ def check_common(doc):
             fail(f"{key}: clocks on the CPU device: {c}")
         if len(c["repetition_affected"]) != n or c["affected_repetitions"] != sum(c["repetition_affected"]):
             fail(f"{key}: repetition_affected {c['repetition_affected']} for {n} repetitions")
+        check_cpu(r, key, settings)
         noise = r["noise"]
         if noise["estimator"] != "median_se_normal" or not isinstance(noise["relative"], float):
             fail(f"{key}: noise {noise}")
@@ -90,6 +114,25 @@ def main():
             if got != want or r["repetitions"] != 3:
                 fail(f"configuration {index}: (discarded, affected, flags) {got} != {want}, "
                      f"{r['repetitions']} repetitions")
+    elif name in ("cpu-discard", "cpu-keep"):
+        discard = name == "cpu-discard"
+        if settings["discard_cpu_slowed"] != discard or settings["cpu_retries"] != 3 - discard:
+            fail(f"settings {settings}")
+        for index, r in enumerate(results, 1):
+            c = r["cpu"]
+            if r["repetitions"] != 3 or r["clocks"]["discarded_repetitions"] != 0:
+                fail(f"configuration {index}: {r['repetitions']} repetitions, clocks {r['clocks']}")
+            if index == 2:  # every repetition reported CPU-slowed by rank 1, twice the threshold's ratio
+                got = (c["discarded_repetitions"], c["slowed_repetitions"], c["repetition_slowed"])
+                if got != (2 if discard else 0, 3, [True] * 3):
+                    fail(f"configuration 2: (discarded, slowed, flags) {got}")
+                if any(ratio < 2 * (1 + c["threshold"]) for ratio in c["probe_ratio"]):
+                    fail(f"configuration 2: probe ratios {c['probe_ratio']} below the injected one")
+    elif name == "cpu-unreadable":
+        for r in results:
+            c = r["cpu"]
+            if c["steal_s"] is not None or c["run_delay_s"] is not None or "cannot read" not in c["note"]:
+                fail(f"unreadable counters written as {c}")
     else:
         fail(f"unknown run {name}")
     print(f"check_adaptive: {name}: {len(results)} results as expected")
