@@ -18,6 +18,7 @@ from .inputs import InputError, integer, seconds
 from .jobs.outcome import EXIT_INPUT, Interrupted
 from .launcher import LauncherError
 from .lifetime import stop_signals
+from .plan import DEFAULT_ROUNDS, MAX_ROUNDS
 from .runner import Runner
 from .text import printable
 
@@ -30,8 +31,9 @@ MAX_DAEMON_WAIT_S = 3600.0
 DESCRIPTION = """\
 Runs the whole GPU-sharing comparison: one mpsbench MPI job per mode (timeslice,
 mps, mps-qos: one job per ranks-per-GPU value, mps-mem: one job per memory
-limit, streams), with a private MPS control daemon started before the MPS modes
-and removed after them, merges every job's results into one JSON file of the
+limit, streams), in --rounds rounds with the modes in another order each round,
+with a private MPS control daemon started before each stretch of MPS jobs and
+removed after it, merges every job's results into one JSON file of the
 mpsbench schema (context.sweep says what ran) and prints a table: throughput per
 mode, MPS gain over timeslice, ratio to streams, then one verdict line per kernel
 and precision: where MPS pays off, the best ranks per GPU and the crossover size.
@@ -107,6 +109,11 @@ def build_parser():
       help="how many clients share one GPU: mode mps, one job per k = 1, 2, 4, ... up to the MPS client limit "
            "and one past it, with --preset client-ramp before the options after --; a table of throughput, "
            "context memory per rank and MPS server memory per k (console and sweep.json) (default: off)")
+    a("--rounds", type=whole("--rounds", 1, MAX_ROUNDS), default=None, metavar="N",
+      help=f"run every job N times (1 to {MAX_ROUNDS}), each time in processes of its own, round after round, the "
+           "modes in another order each round (rotated, reversed every other round) so that a drift of the machine "
+           "falls on every mode alike; the records say their round (default: "
+           f"{DEFAULT_ROUNDS}; 1 with --client-ramp, which measures one round)")
     a("--gpus-per-node", type=whole("--gpus-per-node", 1, MAX_GPUS_PER_NODE), default=None, metavar="G",
       help="GPUs each node uses (default: the count in CUDA_VISIBLE_DEVICES, else `nvidia-smi -L`, "
            "else 1, said so; 1 with --device cpu)")

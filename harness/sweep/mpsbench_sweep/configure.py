@@ -2,7 +2,7 @@
 
 Everything that can be known before a launch is resolved and checked here, once: the modes (the
 registry's defaults, mps-mem added by --mem-limits, the one-process modes left out with --mix), the
-ranks per GPU, GPUs and nodes, the launchers, the plan of jobs, the preflight, the output file and
+ranks per GPU, GPUs and nodes, the launchers, the rounds, the plan of jobs, the preflight, the output file and
 the work directory. Bad input raises InputError (one line, exit 2).
 """
 import datetime
@@ -21,7 +21,8 @@ from .inputs import InputError, choice_list, integer, integer_list, is_decimal
 from .launcher import Launcher
 from .locate import default_program
 from .passthrough import gpu_indices, gpu_items, passthrough_options
-from .plan import MEM_FIELD, QOS_FIELD, mix_ranks, parse_mem_limits, plan_app_jobs, plan_jobs, plan_ramp
+from .plan import (DEFAULT_ROUNDS, MEM_FIELD, QOS_FIELD, mix_ranks, parse_mem_limits, plan_app_jobs, plan_jobs,
+                   plan_ramp)
 from .preflight import client_limit, executable, preflight
 from .settings import DaemonSettings, RampSettings, SweepSettings
 from .text import say
@@ -105,6 +106,11 @@ def _ramp_options(args, parser):
         if getattr(args, name) != parser.get_default(name):
             raise InputError(f"--{name.replace('_', '-')}: not with --client-ramp, which chooses the clients per "
                              "GPU itself (1, 2, 4, ... up to the MPS client limit and one past it)")
+    if args.rounds is not None and args.rounds > 1:
+        # Each step is measured once: the step past the limit is meant to fail, and a second round of the
+        # ramp would only repeat that failure; silently ignoring the option would claim rounds never run.
+        raise InputError(f"--rounds {args.rounds}: not with --client-ramp, which measures one round (each step "
+                         "once)")
 
 
 def _modes(args, farming, mem_limits):
@@ -187,6 +193,7 @@ def settings_from(argv, parser):
         modes, ranks = _mix_plan(args, parser, modes, passthrough["mix"])
     nodes = _nodes(args)
     timeout = args.timeout if args.timeout is not None else 600.0 if args.client_ramp else 3600.0
+    rounds = args.rounds if args.rounds is not None else 1 if args.client_ramp else DEFAULT_ROUNDS
     device = args.device if farming else passthrough.get("device", "auto")
     if farming:
         passthrough["device"] = device
@@ -199,13 +206,14 @@ def settings_from(argv, parser):
         app = app_settings(args, nodes, gpus_per_node, node_gpus)
         device = app.device
         check_app_modes(modes, device)
-        jobs = plan_app_jobs(modes, ranks, qos, lambda k: app.copies_per_node(k) * nodes, app.binds)
+        jobs = plan_app_jobs(modes, ranks, qos, lambda k: app.copies_per_node(k) * nodes, app.binds, rounds)
     elif args.client_ramp:
         jobs = plan_ramp(limit, nodes, gpus_per_node)
         ranks = [j.k for j in jobs if not j.past_limit]  # the step past the limit is on purpose
         mpsbench = args.mpsbench or default_program("mpsbench")
     else:
-        jobs = plan_jobs(modes, ranks, qos, nodes, gpus_per_node, mem_limits, mix="mix" in passthrough)
+        jobs = plan_jobs(modes, ranks, qos, nodes, gpus_per_node, mem_limits, mix="mix" in passthrough,
+                         rounds=rounds)
         mpsbench = args.mpsbench or default_program("mpsbench")
     control = executable(args.mps_control)
     preflight(modes=modes, ranks=ranks, jobs=jobs, device=device, gpus=node_gpus,
@@ -236,7 +244,7 @@ def settings_from(argv, parser):
         else None, mem_limit_device_ordinals=ordinals, app=app.identity if app else None,
         min_time_s=app.min_time if app else None, repetitions=app.repetitions if app else None,
         device=app.device if app else None, probe=app.probe if app else None,
-        command=shlex.join([sys.argv[0] or "mpsbench-sweep"] + list(argv)))
+        command=shlex.join([sys.argv[0] or "mpsbench-sweep"] + list(argv)), rounds=rounds)
     ramp = (RampSettings(limit=limit, reason=limit_reason, explicit=args.mps_client_limit is not None)
             if args.client_ramp else None)
     daemon = DaemonSettings(control=control, existing_daemon=args.existing_daemon,

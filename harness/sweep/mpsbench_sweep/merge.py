@@ -50,14 +50,17 @@ def merge(parts, sweep, all_jobs_done):
 
 
 def relabel(doc, job):
-    """A part whose mode mpsbench ran under another name (mps-mem runs as plain mps clients): its results
-    say the sweep's mode, and the mode's label field its setting (the memory limit), so they stay apart
-    from the mps results of the same k."""
+    """A part's results as the merged file holds them: each says the round that measured it (every sweep, 0
+    with one round: the records of one configuration differ only in round), and a part whose mode mpsbench
+    ran under another name (mps-mem runs as plain mps clients) says the sweep's mode and the mode's label
+    field its setting (the memory limit), so its results stay apart from the mps results of the same k."""
     mode = registry.BY_NAME[job.mode]
-    if mode.engine_mode == job.mode:
-        return doc
-    extra = {MEM_FIELD: job.mem_limit} if mode.label_field == MEM_FIELD else {}
-    return dict(doc, results=[dict(r, mode=job.mode, **extra) for r in doc.get("results", [])])
+    extra = {"round": job.round}
+    if mode.engine_mode != job.mode:
+        extra["mode"] = job.mode
+        if mode.label_field == MEM_FIELD:
+            extra[MEM_FIELD] = job.mem_limit
+    return dict(doc, results=[dict(r, **extra) for r in doc.get("results", [])])
 
 
 def write_atomic(path, doc):

@@ -11,12 +11,22 @@ What a mode needs comes from the sharing-mode registry (mpsbench_core.modes), no
 - every other mode runs one job over every k;
 - the client ramp (--client-ramp) runs mps once per k up to the MPS client limit and once past it.
 Every job runs mpsbench --mode Mode.engine_mode (mps-mem's ranks are plain MPS clients).
+
+Rounds (--rounds R): every job runs R times, each time in processes of its own, and the plan is in run
+order: round 0's jobs, then round 1's, ... with the modes of round r in mpsbench_core.round_order's
+mode_order, so that a drift of the host over the sweep falls on every mode alike. The built-in kernels
+run, per round, each mode's jobs together (mps-qos: its per-k jobs in k order); a farmed application
+runs, per round, for each (binding, k) every mode, so the configurations compared with each other (mps
+against timeslice at the same k) run next to each other in time, and k=1, every speedup's baseline,
+first. The client ramp measures one round. With R > 1 a part file's name ends in its round (-rN,
+from 0, as the records' `round`); with one round the names are those of a sweep without rounds.
 """
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
 from mpsbench_core import modes as registry
+from mpsbench_core.round_order import mode_order
 from mpsbench_core.sweep_settings import SweepRecord
 
 from .inputs import InputError, integer, items
@@ -28,6 +38,9 @@ MEM_FIELD = "mps_pinned_device_mem_limit"
 MAX_TENANT_RANKS = 1024
 MEM_LIMIT = re.compile(r"([1-9][0-9]{0,15})([KMG])(B?)", re.ASCII | re.IGNORECASE)
 MEM_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30}
+DEFAULT_ROUNDS = 2  # the least that measures the spread between processes, the large one
+# Each round repeats every job; 20 bounds what a typo costs and is more than the intervals need.
+MAX_ROUNDS = 20
 
 
 @dataclass(frozen=True)
@@ -44,6 +57,8 @@ class Job:
     mix: bool = False                # --mix after --: the mix sets mpsbench's ranks per GPU itself
     app: bool = False                # a configuration of a farmed application (--app)
     bind: str = "none"               # --app-bind: how its copies are pinned to CPUs
+    round: int = 0                   # --rounds: which round this run of the job belongs to (from 0)
+    rounds: int = 1                  # how many rounds the sweep runs
 
     @property
     def k(self):
@@ -55,6 +70,11 @@ class Job:
         return ["--mode", registry.BY_NAME[self.mode].engine_mode] + ranks + ["--output", part_path]
 
     def label(self):
+        """What the terminal, the job record and the time profile call this run of the job."""
+        return self.setting_label() + (f", round {self.round + 1} of {self.rounds}" if self.rounds > 1 else "")
+
+    def setting_label(self):
+        """What the job measures: the same in every round."""
         if self.app or self.ramp:
             return (f"{self.mode} k={self.k}" + (f" {self.thread_percentage}%" if self.thread_percentage else "")
                     + (f" bind={self.bind}" if self.bind != "none" else "")
@@ -115,28 +135,36 @@ def mix_ranks(text):
     return total
 
 
-def plan_jobs(modes, ranks, qos_percentages, nodes, gpus_per_node, mem_limits=None, mix=False):
-    """Jobs in mode order; part files are named part-MODE[-kK][-pP].json, part-MODE-LIMIT.json. mix: the
-    ranks per GPU are those of mpsbench's --mix (one value, the tenants' sum), which mpsbench sets itself."""
-    jobs = []
+def in_run_order(runs, rounds):
+    """(job, round) pairs in the order they run -> the plan's jobs: numbered in that order, each with its round
+    and, with several rounds, the round in its part file's name (part-mps-r1.json)."""
+    return tuple(replace(job, index=i, round=r, rounds=rounds,
+                         part_name=(job.part_name[:-len(".json")] + f"-r{r}.json") if rounds > 1 else job.part_name)
+                 for i, (job, r) in enumerate(runs))
+
+
+def plan_jobs(modes, ranks, qos_percentages, nodes, gpus_per_node, mem_limits=None, mix=False, rounds=1):
+    """Per round, each mode's jobs in the round's mode order; part files are named part-MODE[-kK][-pP].json,
+    part-MODE-LIMIT.json (plus -rN with several rounds). mix: the ranks per GPU are those of mpsbench's --mix
+    (one value, the tenants' sum), which mpsbench sets itself."""
     ranks = tuple(ranks)
 
-    def add(mode, ks, per_gpu, percentage, part, limit=None):
-        jobs.append(Job(len(jobs), mode, tuple(ks), nodes * gpus_per_node * per_gpu, percentage, part, limit,
-                        mix=mix))
+    def job(mode, ks, per_gpu, percentage, part, limit=None):
+        return Job(0, mode, tuple(ks), nodes * gpus_per_node * per_gpu, percentage, part, limit, mix=mix)
 
+    by_mode = {}
     for name in modes:
         mode = registry.BY_NAME[name]
         if mode.label_field == MEM_FIELD:
-            for limit in mem_limits or []:
-                add(name, ranks, max(ranks), None, f"part-{name}-{limit}.json", limit)
+            by_mode[name] = [job(name, ranks, max(ranks), None, f"part-{name}-{limit}.json", limit)
+                             for limit in mem_limits or []]
         elif mode.label_field == QOS_FIELD:
-            for k in ranks:
-                for p in (qos_percentages or [max(1, 100 // k)]):
-                    add(name, [k], k, p, f"part-{name}-k{k}-p{p}.json")
+            by_mode[name] = [job(name, [k], k, p, f"part-{name}-k{k}-p{p}.json")
+                             for k in ranks for p in (qos_percentages or [max(1, 100 // k)])]
         else:
-            add(name, ranks, 1 if mode.one_process else max(ranks), None, f"part-{name}.json")
-    return tuple(jobs)
+            by_mode[name] = [job(name, ranks, 1 if mode.one_process else max(ranks), None, f"part-{name}.json")]
+    return in_run_order([(j, r) for r in range(rounds) for name in mode_order(modes, r) for j in by_mode[name]],
+                        rounds)
 
 
 def ramp_steps(limit):
@@ -154,16 +182,19 @@ def plan_ramp(limit, nodes, gpus_per_node):
                      past_limit=k > limit) for i, k in enumerate(ramp_steps(limit)))
 
 
-def plan_app_jobs(modes, ranks, qos_percentages, copies_total_per_k, binds=("none",)):
-    """One job per (mode, binding, copies per GPU[, percentage]): part-app-MODE-kK[-pP][-bind-B].json, k
-    ascending within a mode and binding (the one-copy configuration, every speedup's baseline, first)."""
-    jobs = []
-    for name in modes:
-        qos = registry.BY_NAME[name].label_field == QOS_FIELD
+def plan_app_jobs(modes, ranks, qos_percentages, copies_total_per_k, binds=("none",), rounds=1):
+    """One job per (mode, binding, copies per GPU[, percentage]) and round:
+    part-app-MODE-kK[-pP][-bind-B][-rN].json. Per round, for each binding and k ascending (the one-copy
+    configuration, every speedup's baseline, first), the modes in the round's order: what is compared runs
+    side by side in time."""
+    runs = []
+    for r in range(rounds):
         for bind in binds:
             for k in ranks:
-                for p in (qos_percentages or [max(1, 100 // k)]) if qos else [None]:
-                    part = (f"part-app-{name}-k{k}" + (f"-p{p}" if p is not None else "")
-                            + (f"-bind-{bind}" if bind != "none" else "") + ".json")
-                    jobs.append(Job(len(jobs), name, (k,), copies_total_per_k(k), p, part, app=True, bind=bind))
-    return tuple(jobs)
+                for name in mode_order(modes, r):
+                    qos = registry.BY_NAME[name].label_field == QOS_FIELD
+                    for p in (qos_percentages or [max(1, 100 // k)]) if qos else [None]:
+                        part = (f"part-app-{name}-k{k}" + (f"-p{p}" if p is not None else "")
+                                + (f"-bind-{bind}" if bind != "none" else "") + ".json")
+                        runs.append((Job(0, name, (k,), copies_total_per_k(k), p, part, app=True, bind=bind), r))
+    return in_run_order(runs, rounds)

@@ -1,4 +1,12 @@
-"""Runs the plan: the MPS daemon each mode needs, its jobs one by one, the merged file after each job.
+"""Runs the plan: its jobs one by one in plan order (round after round), the MPS daemon each stretch of MPS
+jobs needs, the merged file after each job.
+
+A daemon is started before a stretch of consecutive jobs of one MPS mode in one round and stopped, and
+verified gone, after it, before any other job runs: a non-MPS job never runs beside our daemon, each
+MPS mode gets a fresh one (as a sweep without rounds always had), and so does each round (the last
+mode of a round is often the first of the next: its two rounds still get processes of their own, the
+MPS server included). With rounds the modes alternate, so a mode has several stretches; a start and a
+stop take a fraction of a second.
 
 Every exit (normal end, a job's error or crash, --timeout, SIGINT/SIGTERM/SIGHUP) goes through the same
 cleanup: the running job is ended (its keeper, its session, everything below it), our MPS daemon is quit
@@ -38,7 +46,7 @@ class Runner:
                                        self.signals)
         self.ramp = RampState(settings.ramp) if settings.ramp is not None else None
         self.current = None        # the JobRun in progress: what the cleanup ends
-        self.app_baselines = {}    # mode -> runs/s of one copy per GPU: an application's speedup baseline
+        self.app_baselines = {}    # (mode, binding, round) -> one copy per GPU's figure: an app's speedup baseline
         self.last_doc = None
         self.write_error = None
         self.started = started if started is not None else time.monotonic()
@@ -53,7 +61,7 @@ class Runner:
         with self.signals.installed():
             code = EXIT_OK
             try:
-                self._run_modes()
+                self._run_jobs()
             except Interrupted as e:
                 code = 128 + e.signum
                 say(f"interrupted by {signal.Signals(e.signum).name}: stopping the job and the MPS daemon")
@@ -74,22 +82,42 @@ class Runner:
             self._report(code)
             return code
 
-    def _run_modes(self):
+    def _run_jobs(self):
         self.daemons.check_node(self.s.modes)
-        for mode in dict.fromkeys(j.mode for j in self.plan.jobs):
-            daemon = self.daemons.start(mode) if mode in registry.MPS_MODES else None
-            if self.ramp is not None and daemon is not None and self.s.daemon.control:
-                plan = self.ramp.replan(self.plan, self.s.daemon.control, daemon, self.s.nodes, self.s.gpus_per_node)
-                if plan is not self.plan:
-                    self.plan = plan
-                    self.records = self._records()
-            for job in [j for j in self.plan.jobs if j.mode == mode]:
-                drive(self._job_run(job, daemon), len(self.plan.jobs), self.signals, self._set_current, self._merge)
-            if self.daemons.guardian is not None:
-                with self.signals.deferred():
-                    problems = self.daemons.stop()
-                if problems:
-                    raise Stop(EXIT_FAILED, f"{mode}: the MPS daemon was not cleanly removed: " + "; ".join(problems))
+        daemon = None
+        i = 0
+        while i < len(self.plan.jobs):  # by index: the client ramp may replace the plan at its daemon's start
+            job = self.plan.jobs[i]
+            if daemon is not None and (daemon["mode"], daemon["round"]) != (job.mode, job.round):
+                self._stop_daemon(daemon["mode"])
+                daemon = None
+            if daemon is None and job.mode in registry.MPS_MODES:
+                daemon = self.daemons.start(job.mode, job.round)
+                self._replan(daemon)
+                job = self.plan.jobs[i]
+            drive(self._job_run(job, daemon), len(self.plan.jobs), self.signals, self._set_current, self._merge)
+            i += 1
+        if daemon is not None:
+            self._stop_daemon(daemon["mode"])
+
+    def _replan(self, daemon):
+        """The client ramp, told the client limit by the daemon, may plan other steps (before any job ran)."""
+        if self.ramp is None or not self.s.daemon.control:
+            return
+        plan = self.ramp.replan(self.plan, self.s.daemon.control, daemon, self.s.nodes, self.s.gpus_per_node)
+        if plan is not self.plan:
+            self.plan = plan
+            self.records = self._records()
+
+    def _stop_daemon(self, mode):
+        """Our daemon of the stretch that ended, stopped and verified gone (nothing to do for a daemon found
+        running, which is never stopped)."""
+        if self.daemons.guardian is None:
+            return
+        with self.signals.deferred():
+            problems = self.daemons.stop()
+        if problems:
+            raise Stop(EXIT_FAILED, f"{mode}: the MPS daemon was not cleanly removed: " + "; ".join(problems))
 
     def _job_run(self, job, daemon):
         record = self.records[job.index]
@@ -185,15 +213,27 @@ class Runner:
                                     time.monotonic() - self.started)
 
     def _timing(self):
-        """Each job's wall time and the MPS daemons' start and stop, against the whole (one stderr line)."""
-        jobs = [f"{r['label']} {r['wall_s']:.0f} s" for r in self.records if r["wall_s"] is not None]
-        if not jobs:
+        """Each job's wall time (per round, with rounds) and the MPS daemons' start and stop, against the whole
+        (one stderr line)."""
+        ran = [(job, r) for job, r in zip(self.plan.jobs, self.records) if r["wall_s"] is not None]
+        if not ran:
             return ""
-        daemons = [f"{d['mode']} daemon start {d['start_s']:.1f} s" + (f", stop {d['stop_s']:.1f} s"
-                                                                         if d.get("stop_s") is not None else "")
-                   for d in self.daemons.daemons if d.get("start_s") is not None]
+        rounds = {}
+        for job, r in ran:
+            rounds.setdefault(job.round, []).append(f"{job.setting_label()} {r['wall_s']:.0f} s")
+        jobs = ("; ".join(f"round {n + 1}: {', '.join(walls)}" for n, walls in rounds.items())
+                if self.plan.record.rounds > 1 else ", ".join(rounds[0]))
+        by_mode = {}
+        for d in self.daemons.daemons:
+            if d.get("start_s") is not None:
+                by_mode.setdefault(d["mode"], []).append(d)
+        daemons = [f"{mode} " + (f"{len(ds)} daemons" if len(ds) > 1 else "daemon")
+                   + f" start {sum(d['start_s'] for d in ds):.1f} s"
+                   + (f", stop {sum(d['stop_s'] for d in ds if d.get('stop_s') is not None):.1f} s"
+                      if any(d.get("stop_s") is not None for d in ds) else "")
+                   for mode, ds in by_mode.items()]
         return (f"time: {self.profile['total_s'] if self.profile else time.monotonic() - self.started:.0f} s in "
-                f"all; jobs: {', '.join(jobs)}" + (f"; MPS: {'; '.join(daemons)}" if daemons else ""))
+                f"all; jobs: {jobs}" + (f"; MPS: {'; '.join(daemons)}" if daemons else ""))
 
     def _report(self, code):
         doc = self.last_doc

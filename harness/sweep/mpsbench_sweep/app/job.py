@@ -30,8 +30,8 @@ SETUP_TIMEOUT_S = 300.0  # the probes of one node
 
 class AppRun(JobRun):
     def __init__(self, job, record, settings, daemon, baselines):
-        """baselines: {(mode, binding): the primary figure of one copy per GPU}, shared by the configurations
-        of one sweep."""
+        """baselines: {(mode, binding, round): the primary figure of one copy per GPU}, shared by the
+        configurations of one sweep; a round's speedups are over its own one-copy run, which ran beside them."""
         super().__init__(job, record, settings, daemon)
         app = settings.app
         self.app, self.baselines = app, baselines
@@ -77,7 +77,7 @@ class AppRun(JobRun):
         record = self.record
         if interrupted:
             self.config.fail("interrupted")
-        key = (self.job.mode, self.job.bind)
+        key = (self.job.mode, self.job.bind, self.job.round)
         result = self.config.record(self.baselines.get(key))
         if result["status"] == "ok" and self.job.k == 1:
             self.baselines.setdefault(key, result["aggregate"][result["primary_metric"]]["median"])

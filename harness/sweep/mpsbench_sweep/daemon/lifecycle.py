@@ -1,12 +1,13 @@
-"""The sweep's side of the MPS daemons: checks before the first MPS mode, one daemon per MPS mode.
+"""The sweep's side of the MPS daemons: checks before the first MPS mode, one daemon per stretch of MPS jobs.
 
 Before any job: another user's MPS processes here (refuse, or go on and record them), a daemon this
-sweep did not start (refuse, or use it and never stop it). For each MPS mode a fresh daemon on every
-node, held by a guardian (guardian.py) the sweep reaches through one launcher process; stopped
-through the guardian after the mode's jobs, then checked gone on this node: no process carries its
-pipe directory, the directory is removed. Signals are held while a guardian starts, so the
-cleanup always knows it. Everything is recorded (context.sweep.daemons, existing_daemon,
-other_mps_users).
+sweep did not start (refuse, or use it and never stop it). For each stretch of consecutive jobs of one
+MPS mode in one round (the runner's; an application's modes alternate at each k, so one per k) a
+fresh daemon on every node, held by a guardian (guardian.py) the sweep reaches through one launcher
+process; stopped through the guardian after the stretch, before any other job runs, then checked gone
+on this node: no process carries its pipe directory, the directory is removed. Signals are held while
+a guardian starts, so the cleanup always knows it. Everything is recorded (context.sweep.daemons, each
+with the round its stretch began in; existing_daemon, other_mps_users).
 """
 import os
 import secrets
@@ -88,10 +89,13 @@ class DaemonLifecycle:
         say(f"using an MPS daemon not started by this sweep: {what}, pipe directory {answering}; "
             "it will be left running")
 
-    def start(self, mode):
-        """The daemon record for mode's jobs: the existing daemon's, or a new one on every node."""
+    def start(self, mode, round_index=0):
+        """The daemon record for a stretch of mode's jobs (its first in round round_index): the existing
+        daemon's, or a new one on every node."""
+        earlier = sum(d["mode"] == mode for d in self.daemons)
         if self.existing and self.existing["used"]:
-            record = {"mode": mode, "started_by_sweep": False, "pipe_dir": self.existing["pipe_dir"], "log_dir": None}
+            record = {"mode": mode, "round": round_index, "started_by_sweep": False,
+                      "pipe_dir": self.existing["pipe_dir"], "log_dir": None}
             self.daemons.append(record)
             if not answers(self.s.control, record["pipe_dir"]):
                 raise Stop(EXIT_FAILED, f"{mode}: the MPS daemon at {record['pipe_dir']} no longer answers")
@@ -101,14 +105,17 @@ class DaemonLifecycle:
         base = os.path.join(tempfile.gettempdir(), f"mpsb-{os.getpid()}-{secrets.token_hex(8)}")
         if len(base) > 48:  # the daemon puts UNIX sockets inside: paths are limited to 107 bytes
             base = f"/tmp/mpsb-{os.getpid()}-{secrets.token_hex(8)}"
+        # One directory per daemon: mps-logs-MODE for a mode's first, then mps-logs-MODE-2, -3, ... (a later
+        # copy into the same directory would overwrite the first daemon's logs).
+        logs = os.path.join(self.workdir, f"mps-logs-{mode}" + (f"-{earlier + 1}" if earlier else ""))
         helper = [sys.executable, "-m", "mpsbench_sweep.daemon.guardian", "serve", "--base-dir", base,
-                  "--control", self.s.control, "--log-copy-dir", os.path.join(self.workdir, f"mps-logs-{mode}"),
+                  "--control", self.s.control, "--log-copy-dir", logs,
                   "--ready-timeout", str(self.s.ready_timeout), "--quit-timeout", str(self.s.quit_timeout),
                   "--grace", str(self.s.grace), "--sweep-base", base, "--refuse-existing"]
         if self.s.other_mps_users == "go-on":
             helper.append("--allow-other-users")
         command = self.launcher.node_command(helper, self.nodes)
-        record = {"mode": mode, "started_by_sweep": True, "pipe_dir": os.path.join(base, "pipe"),
+        record = {"mode": mode, "round": round_index, "started_by_sweep": True, "pipe_dir": os.path.join(base, "pipe"),
                   "log_dir": os.path.join(base, "log"), "base_dir": base, "command": shlex.join(command),
                   "hosts": [], "stop": None, "verified_gone": None}
         self.daemons.append(record)

@@ -103,7 +103,7 @@ def drive(run, total, signals, on_current, on_finished):
 
 def job_record(job, workdir, mem_device_ordinals):
     """The job's entry in context.sweep.jobs before it runs."""
-    record = {"mode": job.mode, "label": job.label(), "ranks_per_gpu": list(job.ranks_per_gpu),
+    record = {"mode": job.mode, "round": job.round, "label": job.label(), "ranks_per_gpu": list(job.ranks_per_gpu),
               "thread_percentage": job.thread_percentage, "np": job.np, "command": None, "status": "not_run",
               "exit_code": None, "error": None, "part_file": os.path.join(workdir, job.part_name), "daemon": None,
               "wall_s": None, "ranks": None}
