@@ -78,11 +78,12 @@ class SweepTestCase(unittest.TestCase):
                 pass
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def fake_args(self, *extra, modes="timeslice,mps,mps-qos,streams", ranks="1,2,4"):
+    def fake_args(self, *extra, modes="timeslice,mps,mps-qos,streams", ranks="1,2,4", rounds="1"):
+        """rounds: one unless a test is about rounds (the sweep's default of two would double every test's time)."""
         return ["--modes", modes, "--ranks-per-gpu", ranks, "--gpus-per-node", "1",
                 "--mpsbench", FAKE_JOB, "--mps-control", FAKE_CONTROL,
                 "--launcher", f"{sys.executable} {FAKE_JOB} --np {{np}}", "--output", self.output,
-                "--mps-quit-grace", "2", "--mps-ready-timeout", "5"] + list(extra)
+                "--mps-quit-grace", "2", "--mps-ready-timeout", "5", "--rounds", rounds] + list(extra)
 
     def sweep(self, args, timeout=90, **env):
         self.env.update(env)

@@ -9,6 +9,7 @@ import unittest
 from sweeptest import FAKE_CONTROL, FAKE_FANOUT, HERE, SweepTestCase
 
 from mpsbench_core import stats  # noqa: E402
+from mpsbench_core.round_order import mode_order  # noqa: E402
 from mpsbench_core.stats import percentile  # noqa: E402
 from mpsbench_sweep.app.results import AppConfiguration  # noqa: E402
 from mpsbench_sweep.app.settings import default_name  # noqa: E402
@@ -25,8 +26,8 @@ class AppTestCase(SweepTestCase):
         os.mkdir(self.app_dir)
         self.env["FAKE_APP_DIR"] = self.app_dir
 
-    def app_args(self, app, *extra, modes="timeslice", ranks="1,2", min_time="1"):
-        return (["--app", app, "--modes", modes, "--ranks-per-gpu", ranks]
+    def app_args(self, app, *extra, modes="timeslice", ranks="1,2", min_time="1", rounds="1"):
+        return (["--app", app, "--modes", modes, "--ranks-per-gpu", ranks, "--rounds", rounds]
                 + (["--min-time", min_time] if min_time else [])
                 + ["--output", self.output, "--mps-control", FAKE_CONTROL, "--mps-quit-grace", "2",
                    "--mps-ready-timeout", "5"] + list(extra))
@@ -171,14 +172,28 @@ class RecordConsistency(AppTestCase):
 class OnGpus(AppTestCase):
     """Copy i on GPU i mod G by UUID; the probe's view checked against each mode (fakes)."""
 
-    def test_copies_pinned_by_uuid_and_mps_state_verified_in_every_mode(self):
-        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", modes="timeslice,mps,mps-qos", ranks="1,2"),
+    def test_copies_pinned_by_uuid_and_mps_state_verified_in_every_mode_and_round(self):
+        modes = ("timeslice", "mps", "mps-qos")
+        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--repetitions", "2", modes=",".join(modes),
+                                     ranks="1,2", min_time="0.3", rounds="2"),
                        FAKE_PROBE_GPUS="2", FAKE_JOB_CONTROL=FAKE_CONTROL)
         self.assertEqual(r.returncode, 0, r.stderr)
-        results = self.results()
-        self.assertEqual(sorted(results), [("mps", 1), ("mps", 2), ("mps-qos", 1), ("mps-qos", 2),
-                                           ("timeslice", 1), ("timeslice", 2)])
-        rec = results[("mps-qos", 2)]
+        doc = self.merged()
+        results = {(x["mode"], x["ranks_per_gpu"], x["round"]): x for x in doc["results"]}
+        self.assertEqual(sorted(results), sorted((m, k, n) for m in modes for k in (1, 2) for n in (0, 1)))
+        # Per round, at each k every mode side by side (k=1 first); a daemon per stretch of one MPS mode, also
+        # where round 1 starts with the mode round 0 ended with.
+        sweep = doc["context"]["sweep"]
+        self.assertEqual([(j["round"], j["ranks_per_gpu"], j["mode"]) for j in sweep["jobs"]],
+                         [(n, [k], m) for n in (0, 1) for k in (1, 2) for m in mode_order(modes, n)])
+        self.assertEqual([(d["round"], d["mode"]) for d in sweep["daemons"]],
+                         [(n, m) for n in (0, 1) for k in (1, 2) for m in mode_order(modes, n) if m != "timeslice"])
+        # A round's speedups are over its own one-copy run.
+        for mode in modes:
+            for n in (0, 1):
+                one, two = (results[(mode, k, n)]["aggregate"]["run_per_s"]["median"] for k in (1, 2))
+                self.assertEqual(results[(mode, 2, n)]["speedup_vs_one_copy_per_gpu"], two / one)
+        rec = results[("mps-qos", 2, 1)]
         self.assertEqual(rec["mps_active_thread_percentage"], 50)
         self.assertEqual([(c["gpu_uuid"], c["gpu_index"], c["mps_enabled"], c["sm_count"]) for c in rec["copies"]],
                          [("GPU-fake-0", 0, True, 66), ("GPU-fake-1", 1, True, 66),

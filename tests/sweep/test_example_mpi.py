@@ -45,8 +45,8 @@ class MpiExample(SweepTestCase):
         app = " ".join([os.path.basename(sys.executable), EXAMPLE] + SMALL)
         r = self.sweep(["--app", app, "--app-launcher", "mpirun", "--app-metric", r"steps_per_s: ([0-9.e+]+)",
                         "--app-metric-unit", "steps/s", "--app-check", CHECK, "--device", "cpu", "--modes",
-                        "timeslice", "--ranks-per-gpu", "1,2", "--min-time", "0.5", "--repetitions", "2",
-                        "--output", self.output], timeout=300)
+                        "timeslice", "--ranks-per-gpu", "1,2", "--rounds", "1", "--min-time", "0.5",
+                        "--repetitions", "2", "--output", self.output], timeout=300)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         for rec in self.merged()["results"]:
             self.assertEqual((rec["status"], rec["verified"], rec["primary_unit"]), ("ok", True, "steps/s"))

@@ -215,7 +215,9 @@ class ClientRamp(SweepTestCase):
     def ramp_args(self, *extra):
         args = self.fake_args(*extra, modes="mps")
         assert args[0] == "--modes" and args[2] == "--ranks-per-gpu"
-        return ["--client-ramp"] + args[4:]  # no --modes, no --ranks-per-gpu
+        rounds = args.index("--rounds")
+        # No --modes, no --ranks-per-gpu, no --rounds: the ramp's own default is one round.
+        return ["--client-ramp"] + args[4:rounds] + args[rounds + 2:]
 
     def ramp(self):
         with open(os.path.join(self.workdir, "sweep.json")) as f:
@@ -244,6 +246,8 @@ class ClientRamp(SweepTestCase):
         self.assertTrue(doc["complete"], "the step past the limit ended as the ramp expects")
         self.assertEqual(doc["context"]["sweep"]["client_ramp"], ramp)
         self.assertEqual(doc["context"]["sweep"]["ranks_per_gpu"], [1, 2, 4, 5])
+        self.assertEqual(doc["context"]["sweep"]["rounds"], {"count": 1, "orders": [["mps"]]}, "one round by default")
+        self.assertEqual({x["round"] for x in doc["results"]}, {0})
         self.assertTrue(doc["context"]["sweep"]["jobs"][-1]["expected_failure"])
         lines = r.stdout.splitlines()
         self.assertTrue(any(l.split()[:4] == ["5", "(past)", "5", "failed"] for l in lines), r.stdout)
@@ -289,7 +293,8 @@ class ClientRamp(SweepTestCase):
     def test_options_the_ramp_chooses_itself(self):
         for extra, message in ((["--modes", "timeslice"], "--client-ramp: runs mode mps only"),
                                (["--ranks-per-gpu", "2"], "--ranks-per-gpu: not with --client-ramp"),
-                               (["--mem-limits", "2G"], "--mem-limits: not with --client-ramp")):
+                               (["--mem-limits", "2G"], "--mem-limits: not with --client-ramp"),
+                               (["--rounds", "2"], "--rounds 2: not with --client-ramp, which measures one round")):
             r = self.sweep(self.ramp_args(*extra))
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn(message, r.stderr)
