@@ -14,6 +14,11 @@ that mode (the record's ``tenants[]``, schema definitions.tenant):
   them when that cost is within ``limit``.  What it costs the others is said too: a tenant's throughput
   there against its best in the mix under any mode, where below 0.9x.
 
+Measured in rounds (mpsbench-sweep --rounds), each tenant's figures are the geometric means of its rounds'
+(each round's slowdown against itself alone in that round), and its cost has a 95 % interval (intervals.py,
+the mix's costs pooled): a mode keeps a tenant within a bound, or slows it, only where the interval says so;
+where the interval holds the limit the sentence says the rounds cannot tell.
+
 Records that failed or did not verify are left out and counted.  One line per mix (the mix's tenants as its
 record names them, and its parameters), e.g.
 
@@ -25,11 +30,13 @@ record names them, and its parameters), e.g.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from . import modes
+from .intervals import Interval, Pool, ratio_interval
 from .records import Result, number
+from .rounds import configs
 
 #: The largest slowdown and p99 ratio at which a tenant counts as protected.
 PROTECTED = 1.5
@@ -69,11 +76,19 @@ class Tenant:
     p99_ratio: float | None
     throughput: float | None   # its median in the mix, in its own unit
     latency: bool              # it serves requests (its p99 was measured)
+    interval: Interval | None = None  # of its cost over the rounds (mix_verdict); None: the cost alone
 
     @property
     def cost(self) -> float | None:
         known = [v for v in (self.slowdown, self.p99_ratio) if v is not None]
         return max(known) if known else None
+
+    def side(self, limit: float) -> str:
+        """"within" when its cost is known to be at most ``limit``, "beyond" when known to exceed it, else
+        "unknown" (its interval holds the limit)."""
+        if self.interval is None:
+            return "within" if self.cost <= limit else "beyond"
+        return "within" if self.interval.high <= limit else "beyond" if self.interval.low > limit else "unknown"
 
     def figures(self) -> str:
         """'inference 1.12x, p99 1.13x' (a tenant without a slowdown: its p99 ratio alone)."""
@@ -174,15 +189,26 @@ class MixVerdict:
         _, _, tenant, mode = max(found, key=lambda x: x[:2])
         return tenant, mode
 
+    def _sides(self, m: MixMode, names: Sequence[str] | None = None) -> set[str]:
+        return {t.side(self.limit) for t in m.tenants if t.cost is not None and (names is None or t.name in names)}
+
     def _clause(self, m: MixMode) -> str:
         worst = m.cost()
         if worst is None:
             return f"{m.phrase}: no tenant figure (the tenants alone were not measured)"
-        if worst <= self.limit:
-            bound = math.ceil(worst * 10 - 1e-9) / 10
+        sides = self._sides(m)
+        if sides == {"within"}:
+            bound = math.ceil(max(t.interval.high if t.interval else t.cost for t in m.tenants
+                                  if t.cost is not None) * 10 - 1e-9) / 10
             return f"{m.phrase} keeps every tenant within {bound:.1f}x ({'; '.join(t.figures() for t in m.tenants)})"
-        over = sorted((t for t in m.tenants if t.cost is not None and t.cost > self.limit), key=lambda t: -t.cost)
-        return f"{m.phrase} slows " + " and ".join(t.harm() for t in over)
+        over = sorted((t for t in m.tenants if t.cost is not None and t.side(self.limit) == "beyond"),
+                      key=lambda t: -t.cost)
+        unsure = [t for t in m.tenants if t.cost is not None and t.side(self.limit) == "unknown"]
+        parts = [f"{m.phrase} slows " + " and ".join(t.harm() for t in over)] if over else []
+        if unsure:
+            parts.append(("cannot tell" if over else f"{m.phrase}: cannot tell") + " whether it keeps "
+                         + " and ".join(f"{t.name} within {self.limit:g}x ({t.interval.text})" for t in unsure))
+        return ", ".join(parts)
 
     def _price(self, p: MixMode) -> str:
         """', at 0.34x matmul's throughput under plain MPS' for each tenant P costs much of its best."""
@@ -204,8 +230,10 @@ class MixVerdict:
         focus = " and ".join(self.focus) if any(t.latency for m in self.modes for t in m.tenants) else "every tenant"
         if p is not None and len(self.modes) > 1:
             i = self.modes.index(p)
-            if p.cost(self.focus) <= self.limit:
+            if self._sides(p, self.focus) == {"within"}:
                 clauses[i] += f": it protects {focus}" + self._price(p)
+            elif "beyond" not in self._sides(p, self.focus):
+                clauses[i] += f": the least harm to {focus}, within {self.limit:g}x or not the rounds cannot tell"
             else:
                 clauses.append(f"no mode measured keeps {focus} within {self.limit:g}x (the least harm: {p.phrase}, "
                                f"{times(p.cost(self.focus))})")
@@ -216,12 +244,44 @@ class MixVerdict:
         return f"verdict: {self.subject}: {self.sentence}"
 
 
+def _tenants_over_rounds(per_round: list[tuple[Tenant, ...]], pool: Pool | None) -> tuple[Tenant, ...]:
+    """One mode's tenants over its rounds: each figure the geometric mean of the rounds', the cost with its
+    interval (intervals.py, the mix's (mode, tenant) costs pooled); one round: the round's own figures."""
+    if len(per_round) == 1:
+        return per_round[0]
+    out = []
+    for i, first in enumerate(per_round[0]):
+        same = [r[i] for r in per_round if i < len(r) and r[i].label == first.label]
+        out.append(replace(first, slowdown=_geomean([t.slowdown for t in same]),
+                           p99_ratio=_geomean([t.p99_ratio for t in same]),
+                           throughput=_geomean([t.throughput for t in same]),
+                           interval=_cost_interval(same, pool)))
+    return tuple(out)
+
+
+def _geomean(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None and v > 0]
+    return math.exp(math.fsum(map(math.log, known)) / len(known)) if known else None
+
+
+def _log_costs(same: Sequence[Tenant]) -> list[float]:
+    return [math.log(t.cost) for t in same if t.cost is not None and t.cost > 0]
+
+
+def _cost_interval(same: Sequence[Tenant], pool: Pool | None) -> Interval | None:
+    d = _log_costs(same)
+    return ratio_interval(d, pool, 0.0) if d else None
+
+
 def mix_verdict(mine: list[Result], limit: float = PROTECTED) -> MixVerdict:
-    """The verdict on the records of one mix (every mode measured), as the module doc defines it."""
+    """The verdict on the records of one mix (every mode measured, every round), as the module doc defines it."""
     usable = [r for r in mine if r.verified]
-    by_mode: dict[str, tuple[Tenant, ...]] = {}
-    for r in usable:
-        by_mode.setdefault(r.mode_label, tenants_of(r))
-    measured = tuple(MixMode(label, by_mode[label]) for label in sorted(by_mode, key=modes.sort_key)
-                     if by_mode[label])
+    by_mode: dict[str, list[tuple[Tenant, ...]]] = {}
+    for c in configs(usable):
+        by_mode[c.first.mode_label] = [tenants_of(r) for r in c.records]
+    series = [[t for t in (r[i] for r in rounds if i < len(r))] for rounds in by_mode.values() if rounds
+              for i in range(len(rounds[0]))]
+    pool = Pool.of(_log_costs(s) for s in series)
+    measured = tuple(MixMode(label, _tenants_over_rounds(by_mode[label], pool))
+                     for label in sorted(by_mode, key=modes.sort_key) if by_mode[label] and by_mode[label][0])
     return MixVerdict(mine[0].precision, mine[0].params, measured, len(mine) - len(usable), limit)

@@ -15,7 +15,7 @@ Definitions (the MPS gain pays off at ``threshold``, GAIN_THRESHOLD unless the r
   MPS gain at S is mps / timeslice at k(S), and series.py says where it pays off, where it does not and where
   the data cannot tell, and where the crossover lies (a range).
 * Applications (per name and binding): app_verdict.py, by the same rules over copies per GPU.
-* Mixes are judged per tenant (mix.py), on each mode's representative round (rounds.Config.representative).
+* Mixes are judged per tenant (mix.py), each tenant's cost with its interval over the rounds.
 * The energy side, where both sides carry an energy per unit of work (energy.py), on the representative
   rounds: "MPS at k=8 (size 4096): 1.80x the throughput at 0.60x the energy per TFLOP".
 """
@@ -130,8 +130,8 @@ Verdict = KernelVerdict | AppVerdict | MixVerdict
 
 
 def _mix(mine: list[Result]) -> MixVerdict:
-    """A mix's verdict on each mode's representative round (its tenants' figures belong to one process)."""
-    return mix_verdict([c.representative for c in configs(mine)])
+    """A mix's verdict over its rounds (mix.py)."""
+    return mix_verdict(mine)
 
 
 def verdicts(results: Iterable[Result], threshold: float | None = None) -> list[Verdict]:

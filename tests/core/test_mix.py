@@ -1,7 +1,7 @@
 """The verdict on a mix (core/mpsbench_core/mix.py): per tenant, per mode, against the tenant alone in that mode."""
 import unittest
 
-from corecase import mix, tenant
+from corecase import mix, tenant, with_raw
 from mpsbench_core.mix import PROTECTED, mix_verdict, mode_phrase, times
 from mpsbench_core.verdict import MixVerdict, verdict_lines, verdicts
 
@@ -39,6 +39,24 @@ class MixVerdicts(unittest.TestCase):
         lines = verdict_lines(verdicts(recorded_mix()[:1] + [kernel("mps", 64, 1, 2.0), kernel("timeslice", 64, 1, 1.0),
                                                             app("mps", 1, 1.0)]))
         self.assertEqual([l.split(":")[1].split()[0] for l in lines], ["matmul", "md", "mix"])
+
+    def test_rounds_that_disagree_about_the_limit_cannot_tell(self):
+        def rounds(mps_nbody_alone):
+            out = []
+            for r, alone in enumerate(mps_nbody_alone):
+                for mode, nbody in (("timeslice", 5.0), ("mps", 10.0)):
+                    record = mix(mode, [tenant("matmul", 2, 10.0, 10.0), tenant("nbody", 2, nbody,
+                                                                                alone if mode == "mps" else 20.0)])
+                    out.append(with_raw(record, round=r))
+            return out
+        # plain MPS slows nbody 1.30x in one round and 1.70x in the other: its interval holds 1.5x
+        [v] = verdicts(rounds([13.0, 17.0]))
+        self.assertIn("plain MPS: cannot tell whether it keeps nbody within 1.5x (", v.sentence)
+        self.assertIn("time slicing slows nbody 4.00x", v.sentence)
+        # 1.10x and 1.12x: known to be within 1.5x, and it protects every tenant
+        [v] = verdicts(rounds([11.0, 11.2]))
+        self.assertIn("plain MPS keeps every tenant within", v.sentence)
+        self.assertTrue(v.sentence.endswith("it protects every tenant"), v.sentence)
 
     def test_no_mode_protects(self):
         [v] = verdicts(recorded_mix()[:2])
