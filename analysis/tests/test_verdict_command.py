@@ -128,7 +128,7 @@ def test_report_says_each_verdict_sentence_first(tmp_path: Path) -> None:
     for v in found:
         assert f'<td class="l verdict">{html.escape(v.sentence)}</td>' in verdict_section, v.sentence
         assert f'<td class="l what">{html.escape(v.subject)}</td>' in verdict_section
-    assert "at least 1.25x" in verdict_section
+    assert "lies above 1.25x" in verdict_section
 
 
 @pytest.mark.parametrize("path", ALL_DATA_FILES, ids=[p.name for p in ALL_DATA_FILES])

@@ -170,7 +170,7 @@ def _mib(value):
 
 def memory_summary(sweep):
     """Per job: median context memory of a rank (from mpsbench's context.ranks) and the MPS server's peak."""
-    lines, known = [], False
+    rows, known = [], False
     for job in sweep.get("jobs", []):
         if job.get("status") == "not_run":
             continue
@@ -178,7 +178,10 @@ def memory_summary(sweep):
         context = stats.median(per_rank) if per_rank else None
         server = (job.get("daemon") or {}).get("mps_server_memory_bytes")
         known = known or context is not None or server is not None
-        lines.append(f"  {printable(job['label']):<24} context per rank {_mib(context):>9}   MPS server {_mib(server):>9}")
+        rows.append((printable(job["label"]), context, server))
+    width = max([24] + [len(label) for label, _, _ in rows])  # a round's label ("mps, round 2 of 2") is longer
+    lines = [f"  {label:<{width}} context per rank {_mib(context):>9}   MPS server {_mib(server):>9}"
+             for label, context, server in rows]
     if not known:
         return ""
     return "GPU memory (median context of a rank; MPS server peak, from nvidia-smi):\n" + "\n".join(lines)

@@ -1,7 +1,8 @@
 """One results file from the jobs' part files.
 
 The merged file is an ordinary mpsbench results file (same schema, version 3): `context` of the first
-part plus `context.sweep` (what ran, how, with which daemon), `results` of every part. It is rewritten
+part plus `context.sweep` (what ran, how, with which daemon, and every MPS gain's interval in `gains`:
+mpsbench_core.gain_record, which the analysis re-derives), `results` of every part. It is rewritten
 atomically (temporary file, fsync, rename) after every job, so a sweep killed at any moment leaves
 valid JSON holding everything that finished; `complete` turns true only when every planned job ran to
 its end and every part is complete.
@@ -9,6 +10,8 @@ its end and every part is complete.
 import json
 
 from mpsbench_core import modes as registry
+from mpsbench_core.gain_record import gain_entries
+from mpsbench_core.records import results_of
 
 from . import safe_files
 from .plan import MEM_FIELD
@@ -42,8 +45,9 @@ def merge(parts, sweep, all_jobs_done):
     if not parts:
         return None
     context = dict(parts[0]["context"])
-    context["sweep"] = sweep
     results = [r for p in parts for r in p.get("results", [])]
+    # every MPS gain's interval and what it is made of, by the one definition the analysis re-derives it with
+    context["sweep"] = dict(sweep, gains=gain_entries(results_of([{"results": results}])))
     complete = all_jobs_done and all(p.get("complete") is True for p in parts)
     return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "complete": complete, "context": context,
             "results": results}
