@@ -25,7 +25,7 @@ from mpsbench_analysis import AnalysisError, load_results
 from mpsbench_analysis.cli import main
 from mpsbench_analysis.compare import compare
 from mpsbench_analysis.compare_text import LEGEND as COMPARE_LEGEND, render_comparison
-from mpsbench_analysis.quality import LEGEND, mark_tokens
+from mpsbench_analysis.quality import CPU_SLOWED_LEGEND, LEGEND, mark_tokens
 from mpsbench_core.stats import relative_noise
 from mpsbench_analysis.summary import render_summary, summarize
 
@@ -175,6 +175,77 @@ def test_mark_tokens() -> None:
     assert mark_tokens(True, 0.0125, pd.NA, 5) == ["noise>1.25%"]
     assert mark_tokens(False, 0.02, 0, 5) == []
     assert mark_tokens(True, 0.02, 3, 7) == ["noise>2%", "throttled:3/7"]
+    assert mark_tokens(False, 0.02, 1, 5, cpu_slowed=2) == ["throttled:1/5", "cpu-slowed:2/5"]
+    assert mark_tokens(False, 0.02, None, 5, cpu_slowed=pd.NA) == [] and "cpu-slowed:K/N" in CPU_SLOWED_LEGEND
+
+
+# ---- the host-CPU record ----------------------------------------------------------------------------
+
+def _with_cpu(record: dict, ratios: list[float], threshold: float = 0.3, discarded: int = 0,
+              readable: bool = True) -> dict:
+    """``record`` with the ``cpu`` object mpsbench writes: a repetition is slowed where its ratio > 1 + threshold."""
+    out = json.loads(json.dumps(record))
+    flags = [ratio > 1 + threshold for ratio in ratios]
+    out["cpu"] = {"probe": "relax_sweep_2048x8", "threshold": threshold, "reference_probe_s": 3.7e-6,
+                  "slowed_repetitions": sum(flags), "discarded_repetitions": discarded, "repetition_slowed": flags,
+                  "probe_ratio": list(ratios), "steal_s": [0.0] * len(ratios) if readable else None,
+                  "run_delay_s": [1e-5] * len(ratios) if readable else None,
+                  "note": "" if readable else "cannot read /proc/stat"}
+    return out
+
+
+RATIOS = [1.0, 1.5, 1.02, 1.31, 1.1]  # slowed at 1.5 and 1.31 (threshold 0.3)
+
+
+def test_cpu_fixtures_follow_the_repository_schema() -> None:
+    doc = builder.document([_with_cpu(builder.with_quality(builder.result(WIDE, size=1)), RATIOS, discarded=2),
+                            _with_cpu(builder.result(WIDE, size=2), RATIOS, readable=False)])
+    jsonschema.Draft7Validator(json.loads(REPO_SCHEMA.read_text())).validate(doc)
+
+
+def test_cpu_columns(tmp_path: Path) -> None:
+    doc = builder.document([_with_cpu(builder.result(WIDE, size=1), RATIOS, discarded=2),
+                            _with_cpu(builder.result(WIDE, size=2), [1.0] * 5, readable=False),
+                            builder.result(WIDE, size=3)])
+    r = load_results([builder.write(tmp_path / "f.json", doc)]).results.set_index("size")
+    assert (r.loc[1, "cpu_slowed_repetitions"], r.loc[1, "cpu_discarded_repetitions"]) == (2, 2)
+    assert r.loc[1, "repetition_cpu_slowed"] == (False, True, False, True, False)
+    assert r.loc[1, "max_probe_ratio"] == 1.5
+    assert r.loc[2, "cpu_slowed_repetitions"] == 0  # null steal and run delay with a note load all the same
+    assert pd.isna(r.loc[3, "cpu_slowed_repetitions"]) and math.isnan(r.loc[3, "max_probe_ratio"])  # older files
+    assert r.loc[3, "repetition_cpu_slowed"] == ()
+
+
+@pytest.mark.parametrize("mutate, field, words", [
+    (lambda c: c["repetition_slowed"].pop(), "repetition_slowed", "4 entries, but repetitions is 5"),
+    (lambda c: c["probe_ratio"].append(1.0), "probe_ratio", "6 entries, but repetitions is 5"),
+    (lambda c: c["steal_s"].pop(), "steal_s", "4 entries, but repetitions is 5"),
+    (lambda c: c.update(run_delay_s=[]), "run_delay_s", "0 entries, but repetitions is 5"),
+    (lambda c: c.update(slowed_repetitions=3), "slowed_repetitions", "3, but repetition_slowed holds 2 true"),
+    (lambda c: c.update(slowed_repetitions=3) or c["repetition_slowed"].__setitem__(2, True), "repetition_slowed[2]",
+     "True, but probe_ratio[2] = 1.02 is not above 1 + threshold (1.3)"),
+    (lambda c: c.update(slowed_repetitions=1) or c["repetition_slowed"].__setitem__(3, False),
+     "repetition_slowed[3]", "False, but probe_ratio[3] = 1.31 is above 1 + threshold (1.3)"),
+    (lambda c: c["probe_ratio"].__setitem__(0, "x"), "probe_ratio[0]", "expected number"),
+    (lambda c: c["steal_s"].__setitem__(1, -0.01), "steal_s[1]", "less than the minimum of 0"),
+    (lambda c: c["repetition_slowed"].__setitem__(0, 0), "repetition_slowed[0]", "expected boolean"),
+    (lambda c: c.update(threshold="30%"), "threshold", "expected number"),
+])
+def test_inconsistent_cpu_fields_are_refused(tmp_path: Path, capsys, mutate, field: str, words: str) -> None:
+    bad = _with_cpu(builder.result(builder.flat(10 * T)), RATIOS)
+    mutate(bad["cpu"])
+    path = builder.write(tmp_path / "bad.json", builder.document([bad]))
+    assert main(["summary", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"mpsbench-analyze: error: {path}: field results[0].cpu.{field}: ")
+    assert words in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_cpu_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
+    record = builder.result(WIDE)
+    record["cpu"] = []
+    with pytest.raises(AnalysisError, match=r"field results\[0\]\.cpu: "):
+        load_results([builder.write(tmp_path / "f.json", builder.document([record]))])
 
 
 # ---- consistency of the new fields --------------------------------------------------------------

@@ -1,7 +1,7 @@
-"""How far a result can be trusted: its noise figure and its clock-throttled repetitions.
+"""How far a result can be trusted: its noise figure, its clock-throttled and its CPU-slowed repetitions.
 
-Newer results files carry three optional objects per record (older ones lack
-them; both load):
+Newer results files carry four optional objects per record (older ones lack
+them; all load):
 
 * ``noise``: ``{estimator, relative, target, met}``, the relative noise of
   the median throughput, i.e. the relative standard error of the median
@@ -11,14 +11,21 @@ them; both load):
 * ``clocks``: ``{source, note, threshold, reference_sm_clock_mhz,
   affected_repetitions, discarded_repetitions, repetition_affected[],
   gpus[]}``: which repetitions ran with a throttled SM clock (NVML), and how
-  many were discarded and run again.
+  many were discarded and run again;
+* ``cpu``: ``{probe, threshold, reference_probe_s, slowed_repetitions,
+  discarded_repetitions, repetition_slowed[], probe_ratio[], steal_s[],
+  run_delay_s[], note}``: which repetitions ran while a host CPU was slowed
+  (a timed thread's CPU probe more than ``1 + threshold`` times its fastest),
+  the steal and run-queue time (null where unreadable), how many were
+  discarded and run again.
 
 A record without ``noise`` (or with a null ``relative``) gets the same
 figure computed here from its primary samples, so every file has one.  A
 result is *noisy* when its noise is above its target, or above
 :data:`DEFAULT_NOISE_TARGET` (2 %) when the run set none; it is *throttled*
-when some of its repetitions were throttle-affected.  Tables show both as
-marks (:func:`mark_tokens`), explained by a one-line legend.
+when some of its repetitions were throttle-affected, *CPU-slowed* when some
+ran on a slowed host CPU.  Tables show them as marks (:func:`mark_tokens`),
+explained by a one-line legend.
 
 The JSON Schema of the package may not know these objects yet (files are
 validated with unknown fields allowed), so :func:`check_quality` checks the
@@ -46,6 +53,9 @@ COMPUTED_ESTIMATOR = NOISE_ESTIMATOR
 LEGEND = ("noise: relative standard error of the median, 1.2533 sd / (sqrt(n) median); marks: noise>T = noise "
           "above the target T (the run's max_noise, else 2%), throttled:K/N = K of N repetitions ran with a "
           "throttled SM clock")
+#: The CPU-slowed mark's part of a legend, for the tables that pass ``cpu_slowed`` to :func:`mark_tokens`.
+CPU_SLOWED_LEGEND = ("cpu-slowed:K/N = K of N repetitions ran while a host CPU was slowed (a timed thread's CPU "
+                     "probe more than the record's cpu.threshold above its fastest)")
 
 
 # ---- validation -------------------------------------------------------------------------------
@@ -124,8 +134,47 @@ def _check_clocks(clocks: dict[str, Any], r: dict[str, Any], name: str, where: s
             raise AnalysisError(f"{count}, but repetitions is {repetitions}", name, f"{where}.affected_repetitions")
 
 
+_CPU = {"probe": ("string", False, None), "threshold": ("number", False, 0),
+        "reference_probe_s": ("number", True, 0), "slowed_repetitions": ("integer", False, 0),
+        "discarded_repetitions": ("integer", False, 0), "repetition_slowed": ("array", False, None),
+        "probe_ratio": ("array", False, None), "steal_s": ("array", True, None),
+        "run_delay_s": ("array", True, None), "note": ("string", False, None)}
+_CPU_LISTS = {"repetition_slowed": ("boolean", None), "probe_ratio": ("number", 0), "steal_s": ("number", 0),
+              "run_delay_s": ("number", 0)}
+
+
+def _entries(n: int) -> str:
+    return f"{n} {'entry' if n == 1 else 'entries'}"
+
+
+def _check_cpu(cpu: dict[str, Any], r: dict[str, Any], name: str, where: str) -> None:
+    """The host-CPU record: one entry per repetition in each list, its count, and the rule its flags follow."""
+    _fields(cpu, _CPU, name, where)
+    for key, (kind, minimum) in _CPU_LISTS.items():
+        for i, value in enumerate(cpu.get(key) or []):
+            _check(value, kind, name, f"{where}.{key}[{i}]", minimum=minimum)
+    repetitions = r["repetitions"]
+    measured = r["status"] == "ok"
+    for key in _CPU_LISTS:
+        values = cpu.get(key)
+        if values is not None and (values or measured) and len(values) != repetitions:
+            raise AnalysisError(f"{_entries(len(values))}, but repetitions is {repetitions}", name, f"{where}.{key}")
+    flags = cpu.get("repetition_slowed", [])
+    count = cpu.get("slowed_repetitions")
+    if count is not None and count != sum(flags):
+        raise AnalysisError(f"{count}, but repetition_slowed holds {sum(flags)} true", name,
+                            f"{where}.slowed_repetitions")
+    threshold = cpu.get("threshold")
+    if threshold is None:
+        return
+    for i, (slowed, ratio) in enumerate(zip(flags, cpu.get("probe_ratio", []))):
+        if slowed != (ratio > 1 + threshold):  # the harness's rule, in the same double arithmetic
+            raise AnalysisError(f"{slowed}, but probe_ratio[{i}] = {ratio!r} is {'not ' if slowed else ''}above "
+                                f"1 + threshold ({1 + threshold!r})", name, f"{where}.repetition_slowed[{i}]")
+
+
 def check_quality(r: dict[str, Any], name: str, where: str) -> None:
-    """Types, ranges and counts of a record's optional ``noise``, ``warmup`` and ``clocks``."""
+    """Types, ranges and counts of a record's optional ``noise``, ``warmup``, ``clocks`` and ``cpu``."""
     for key, spec in (("noise", _NOISE), ("warmup", _WARMUP)):
         value = r.get(key)
         if value is not None:
@@ -135,6 +184,10 @@ def check_quality(r: dict[str, Any], name: str, where: str) -> None:
     if clocks is not None:
         _check(clocks, "object", name, f"{where}.clocks")
         _check_clocks(clocks, r, name, f"{where}.clocks")
+    cpu = r.get("cpu")
+    if cpu is not None:
+        _check(cpu, "object", name, f"{where}.cpu")
+        _check_cpu(cpu, r, name, f"{where}.cpu")
 
 
 def check_settings(context: dict[str, Any], name: str) -> None:
@@ -161,7 +214,9 @@ def quality_fields(r: dict[str, Any], samples: tuple[float, ...], settings: dict
     noise_limit: the target, else DEFAULT_NOISE_TARGET;
     noisy: noise > noise_limit;
     throttled_repetitions, discarded_repetitions: from ``clocks``, None when
-        the file has none or did not monitor the clocks (source "none").
+        the file has none or did not monitor the clocks (source "none");
+    cpu_slowed_repetitions, cpu_discarded_repetitions, repetition_cpu_slowed,
+        max_probe_ratio: from ``cpu``, None (NaN, ()) when the file has none.
     """
     ok = r["status"] == "ok"
     noise = r.get("noise") or {}
@@ -187,6 +242,8 @@ def quality_fields(r: dict[str, Any], samples: tuple[float, ...], settings: dict
     discarded = clocks.get("discarded_repetitions") if monitored else None
     mins = [float(v) for gpu in clocks.get("gpus", []) for v in gpu.get("min_sm_clock_mhz", []) if v is not None]
     events = sorted({e for gpu in clocks.get("gpus", []) for rep in gpu.get("events", []) for e in rep})
+    cpu = (r.get("cpu") or {}) if ok else {}
+    ratios = [float(v) for v in cpu.get("probe_ratio", [])]
     return {
         "noise": value, "noise_source": source, "noise_estimator": estimator, "noise_target": _nan(target),
         "noise_limit": limit, "noise_met": noise.get("met"), "noisy": bool(math.isfinite(value) and value > limit),
@@ -196,6 +253,10 @@ def quality_fields(r: dict[str, Any], samples: tuple[float, ...], settings: dict
         "discarded_repetitions": discarded if ok else None, "repetition_throttled": flags,
         "reference_sm_clock_mhz": _nan(clocks.get("reference_sm_clock_mhz")),
         "min_sm_clock_mhz": min(mins) if mins else math.nan, "clock_events": ",".join(events),
+        "cpu_slowed_repetitions": cpu.get("slowed_repetitions"),
+        "cpu_discarded_repetitions": cpu.get("discarded_repetitions"),
+        "repetition_cpu_slowed": tuple(bool(f) for f in cpu.get("repetition_slowed", [])),
+        "max_probe_ratio": max(ratios) if ratios else math.nan,
     }
 
 
@@ -214,14 +275,14 @@ def percent_text(fraction: float) -> str:
     return f"{fraction * 100:.4g}%"
 
 
-def mark_tokens(noisy: bool, limit: float, throttled: Any, repetitions: Any) -> list[str]:
-    """['noise>2%', 'throttled:2/5'], each present when it applies (see LEGEND)."""
+def mark_tokens(noisy: bool, limit: float, throttled: Any, repetitions: Any, cpu_slowed: Any = None) -> list[str]:
+    """['noise>2%', 'throttled:2/5', 'cpu-slowed:1/5'], each present when it applies (LEGEND, CPU_SLOWED_LEGEND)."""
     out = []
     if bool(noisy):
         out.append(f"noise>{percent_text(limit)}")
-    k = count_value(throttled)
-    if k:
-        out.append(f"throttled:{k}/{count_value(repetitions)}")
+    for token, k in (("throttled", count_value(throttled)), ("cpu-slowed", count_value(cpu_slowed))):
+        if k:
+            out.append(f"{token}:{k}/{count_value(repetitions)}")
     return out
 
 
