@@ -118,7 +118,7 @@ def _verified_change(base_ok: bool, new_ok: bool) -> str:
 
 
 #: Result columns that make a result's marks.
-_QUALITY = ["noise", "noise_limit", "noisy", "throttled_repetitions", "repetitions"]
+_QUALITY = ["noise", "noise_limit", "noisy", "throttled_repetitions", "repetitions", "cpu_slowed_repetitions"]
 
 def _noise_note(reason: str, base_noise: float, new_noise: float) -> str:
     """A NOISY verdict's reason with the two noise figures: '...; noise 0.40% -> 3.10%'."""
@@ -129,7 +129,7 @@ def _noise_note(reason: str, base_noise: float, new_noise: float) -> str:
 
 def _marks(p: pd.Series, side: str) -> str:
     return marks_text(mark_tokens(p[f"noisy_{side}"], p[f"noise_limit_{side}"], p[f"throttled_repetitions_{side}"],
-                                  p[f"repetitions_{side}"]))
+                                  p[f"repetitions_{side}"], p[f"cpu_slowed_repetitions_{side}"]))
 
 
 def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tuple[dict, dict]) -> pd.DataFrame:
@@ -171,7 +171,9 @@ def _gain_marks(rs: ResultSet, key: tuple, mode: str = "mps") -> str:
     noisy = at[at["noisy"].astype(bool)]
     limit = float(noisy["noise_limit"].min()) if not noisy.empty else math.nan
     throttled = sum(count_value(v) for v in at["throttled_repetitions"])
-    return marks_text(mark_tokens(not noisy.empty, limit, throttled, sum(count_value(v) for v in at["repetitions"])))
+    slowed = sum(count_value(v) for v in at["cpu_slowed_repetitions"])
+    return marks_text(mark_tokens(not noisy.empty, limit, throttled, sum(count_value(v) for v in at["repetitions"]),
+                                  slowed))
 
 
 def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:

@@ -17,13 +17,14 @@ from mpsbench_core.units import format_number, format_percent, format_seconds
 from .compare import Comparison
 from .context import ContextDifference
 from .regression_rule import SLOWER
+from .quality import CPU_SLOWED_LEGEND
 from .summary import GROUP, sort_rows
 from .tables import Column, format_figure, render
 
 #: The line under compare's tables.
 LEGEND = ("marks: noise>T = relative noise of the median (1.2533 sd / (sqrt(n) median)) above the target T "
           "(the run's max_noise, else 2%); throttled:K/N = K of N repetitions ran with a throttled SM clock; "
-          "on gain rows the marks of the two results divided (counts summed)")
+          + CPU_SLOWED_LEGEND + "; on gain rows the marks of the two results divided (counts summed)")
 
 
 

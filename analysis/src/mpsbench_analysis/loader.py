@@ -41,7 +41,8 @@ KEY = ["kind", "kernel", "precision", "size", "ranks_per_gpu", "mode_label", "pa
 
 #: Counts that are None where unknown (older files), kept as integers next to them.
 _OPTIONAL_COUNTS = ("throttled_repetitions", "discarded_repetitions", "warmup_windows", "latency_count",
-                    "collective_bytes", "collective_checked_values", "tenant_count")
+                    "collective_bytes", "collective_checked_values", "tenant_count", "cpu_slowed_repetitions",
+                    "cpu_discarded_repetitions")
 
 
 @dataclass

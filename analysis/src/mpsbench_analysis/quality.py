@@ -50,12 +50,12 @@ DEFAULT_NOISE_TARGET = 0.02
 COMPUTED_ESTIMATOR = NOISE_ESTIMATOR
 
 #: What the noise figure and the marks mean, one line under every table that shows them.
-LEGEND = ("noise: relative standard error of the median, 1.2533 sd / (sqrt(n) median); marks: noise>T = noise "
-          "above the target T (the run's max_noise, else 2%), throttled:K/N = K of N repetitions ran with a "
-          "throttled SM clock")
-#: The CPU-slowed mark's part of a legend, for the tables that pass ``cpu_slowed`` to :func:`mark_tokens`.
+#: The CPU-slowed mark's part of a legend (every table that shows marks passes ``cpu_slowed`` to mark_tokens).
 CPU_SLOWED_LEGEND = ("cpu-slowed:K/N = K of N repetitions ran while a host CPU was slowed (a timed thread's CPU "
                      "probe more than the record's cpu.threshold above its fastest)")
+LEGEND = ("noise: relative standard error of the median, 1.2533 sd / (sqrt(n) median); marks: noise>T = noise "
+          "above the target T (the run's max_noise, else 2%), throttled:K/N = K of N repetitions ran with a "
+          "throttled SM clock, " + CPU_SLOWED_LEGEND)
 
 
 # ---- validation -------------------------------------------------------------------------------

@@ -91,7 +91,8 @@ def summarize(rs: ResultSet) -> pd.DataFrame:
         "verified": r["verified"], "status": r["status"], "repetitions": r["repetitions"],
         "noise": r["noise"], "noise_target": r["noise_target"], "noise_limit": r["noise_limit"],
         "noisy": r["noisy"], "noise_source": r["noise_source"], "clock_source": r["clock_source"],
-        "throttled_repetitions": r["throttled_repetitions"], "discarded_repetitions": r["discarded_repetitions"],
+        "throttled_repetitions": r["throttled_repetitions"],
+        "cpu_slowed_repetitions": r["cpu_slowed_repetitions"], "discarded_repetitions": r["discarded_repetitions"],
         "params": r["params"],
         "latency_p50_s": r["latency_p50_s"], "latency_p95_s": r["latency_p95_s"],
         "latency_p99_s": r["latency_p99_s"], "latency_count": r["latency_count"],
@@ -104,7 +105,7 @@ def summarize(rs: ResultSet) -> pd.DataFrame:
     # ranks of different tenants do different work: a mix's Jain index (written as 1) says nothing
     df.loc[df["kind"] == "mix", "jain_fairness"] = math.nan
     df["mark_list"] = [mark_tokens(*v) for v in zip(df["noisy"], df["noise_limit"], df["throttled_repetitions"],
-                                                   df["repetitions"])]
+                                                   df["repetitions"], df["cpu_slowed_repetitions"])]
     df["marks"] = df["mark_list"].map(marks_text)
     timeslice = df[df["mode"] == "timeslice"].set_index(GROUP)["throughput"]
     ts = [timeslice.get(tuple(k), math.nan) for k in df[GROUP].itertuples(index=False)]
