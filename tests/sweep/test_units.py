@@ -166,7 +166,7 @@ class MergeAndTable(unittest.TestCase):
                 "results": [1, 2]}
         self.assertIsNone(merge.merge([], {}, True))
         doc = merge.merge([part, dict(part, complete=False, results=[3])], {"jobs": []}, True)
-        self.assertEqual((doc["results"], doc["complete"], doc["context"]["sweep"]), ([1, 2, 3], False, {"jobs": []}))
+        self.assertEqual((doc["results"], doc["complete"], doc["context"]["sweep"]), ([1, 2, 3], False, {"jobs": [], "gains": []}))
         self.assertNotIn("sweep", part["context"])
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "m.json")
