@@ -127,7 +127,7 @@ TEST(CpuWatch, RatioAgainstTheFastestProbeSoFar) {
   EXPECT_FALSE(watch.reference_s());
   double reference = 0;
   for (int rep = 0; rep < 10; ++rep) {
-    watch.before();
+    watch.before(1);
     const CpuReading r = watch.after();
     ASSERT_TRUE(watch.reference_s());
     EXPECT_GE(r.ratio, 1.0);  // the reference includes this repetition's probes
@@ -143,10 +143,24 @@ TEST(CpuWatch, RatioAgainstTheFastestProbeSoFar) {
   EXPECT_EQ(watch.note(), "");
 }
 
+TEST(CpuWatch, OneReferencePerLoad) {
+  CpuWatch watch("/proc");
+  watch.before(1);
+  watch.after();
+  const double at_one = *watch.reference_s();
+  watch.before(8);  // another load: its own calibration, not the other's reference
+  watch.after();
+  const double at_eight = *watch.reference_s();
+  watch.before(1);
+  watch.after();
+  EXPECT_LE(*watch.reference_s(), at_one);  // back at 1: that load's reference, only ever faster
+  EXPECT_GT(at_eight, 0.0);
+}
+
 TEST(CpuWatch, UnreadableCountersAreNoted) {
   CpuWatch watch("/nonexistent-proc");
   for (int rep = 0; rep < 3; ++rep) {
-    watch.before();
+    watch.before(1);
     const CpuReading r = watch.after();
     EXPECT_FALSE(r.steal_s);
     EXPECT_FALSE(r.run_delay_s);
@@ -170,7 +184,7 @@ TEST(CpuWatches, KeptAcrossConfigurations) {
   CpuWatches watches;
   watches.prepare(2);
   CpuWatch* first = &watches.of(0);
-  first->before();
+  first->before(1);
   first->after();
   const auto reference = first->reference_s();
   watches.prepare(4);  // a later configuration with more instances keeps the earlier watches

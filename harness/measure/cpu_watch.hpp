@@ -2,12 +2,17 @@
 // docs/measurement.md "Host CPUs"): just before every repetition (before the
 // start barrier) and just after its window it runs the CPU probe
 // (cpu_probe.hpp) and reads its counters (cpu_counters.hpp). Its reference is
-// the fastest probe it has run in this job: the watches live in the job's
-// state and outlast configurations. A repetition's probe ratio, per thread, is
-// min(probe before, probe after) / that reference; the ranks agree on the
-// largest (team.hpp) and judge it with cpu_slowed().
+// the fastest probe it has run in this job at the same load, the configuration's
+// ranks per GPU: the watches live in the job's state and outlast configurations.
+// Per load because the job's own ranks slow the probe: on a shared host whose
+// vCPUs are hyperthreads of fewer cores, the probe ran 1.9x slower at 8 ranks
+// per GPU than at 1 on an H200 machine (2026-11-28), and against one reference
+// every repetition at 8 ranks was "slowed". A repetition's probe ratio, per
+// thread, is min(probe before, probe after) / that reference; the ranks agree on
+// the largest (team.hpp) and judge it with cpu_slowed().
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,11 +44,12 @@ class CpuWatch {
   static constexpr int kCalibrationProbes = 20;
 
   explicit CpuWatch(std::string proc_root);
-  // On the timed thread, before the start barrier. The first call makes the probe there and calibrates.
-  void before();
+  // On the timed thread, before the start barrier, at `load` (the configuration's ranks per GPU). The
+  // first call at a load calibrates that load's reference (the first call at all makes the probe there).
+  void before(int load);
   // On the timed thread, after the window.
   CpuReading after();
-  // The fastest probe so far (seconds); nullopt before the first repetition.
+  // The fastest probe so far at the last load (seconds); nullopt before the first repetition.
   std::optional<double> reference_s() const;
   // What could not be read, each reason once; empty when all went well.
   const std::string& note() const { return note_; }
@@ -52,7 +58,8 @@ class CpuWatch {
   std::string proc_root_;
   long ticks_per_second_;
   std::unique_ptr<CpuProbe> probe_;
-  double reference_s_ = 0;
+  std::map<int, double> references_;  // load -> fastest probe at it
+  double* reference_s_ = nullptr;     // the current load's
   double before_s_ = 0;
   CpuCounterSnapshot before_counters_;
   std::string note_;

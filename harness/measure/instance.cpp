@@ -158,13 +158,14 @@ RankSamples run_instance(const InstanceRun& run) {
 
   // Which repetition is the last is known only after it, so every one starts
   // from poisoned outputs (untimed) and verification checks the last. The CPU
-  // watch probes just before the start barrier and just after the window.
+  // watch probes just before the start barrier and just after the window, against
+  // its reference at this configuration's ranks per GPU.
   CpuWatch& cpu = *run.cpu;
   samples.cpu.emplace();
   do {
     workload.poison_outputs();
     workload.sync();
-    cpu.before();
+    cpu.before(run.config.ranks_per_gpu);
     start_together(team, instance);
     inject_in_timed_loop(rank, run.config_index);
     const double start = now_seconds();
