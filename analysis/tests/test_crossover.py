@@ -1,11 +1,12 @@
 """crossover against the fixture's gains, worked out by hand, with the verdict's definition (core).
 
-At each size the verdict takes the fewest ranks per GPU whose mps throughput is within noise of the fastest
-among those measured in both mps and timeslice; the gain is mps / timeslice there, and it pays off where its
-95 % interval lies above the threshold.  These records have one round and repetitions that agree exactly, so
+At each size the verdict takes, in each mode, the fewest ranks per GPU whose throughput is within noise of
+that mode's fastest; the gain is the best of mps over the best of timeslice, and it pays off where its 95 %
+interval lies above the threshold.  These records have one round and repetitions that agree exactly, so
 every interval is its point: the rule reduces to the gain against the threshold, equality "cannot tell".  conftest's matmul fp32:
-  256: mps 2.0, 3.3, 4.8 at k = 1, 2, 4 -> k = 4, gain 4.8 / 2.4 = 2.0
-  1024: mps 10, 12.6, 13.2 -> k = 4, 13.2 / 11 = 1.2;  4096: mps 40, 41, 42 -> k = 4, 42 / 40 = 1.05
+  256: mps 2.0, 3.3, 4.8 at k = 1, 2, 4 -> k = 4; timeslice 2.0, 2.2, 2.4 -> k = 4: gain 4.8 / 2.4 = 2.0
+  1024: mps 10, 12.6, 13.2 -> k = 4; timeslice 10, 10.5, 11 -> k = 4: 13.2 / 11 = 1.2
+  4096: mps 40, 41, 42 -> k = 4; timeslice 40 at every k -> k = 1 (the fewest within noise): 42 / 40 = 1.05
 and at a fixed 2 ranks (--ranks 2): 3.3 / 2.2 = 1.5, 12.6 / 10.5 = 1.2, 41 / 40 = 1.025.
 nbody fp32 (k = 1, 4): 256: mps 1.0 at both -> k = 1 (the tie), 1.0 / 1.0; 1024: k = 4, 1.3 / 1.0 = 1.3.
 
@@ -46,8 +47,9 @@ def test_default_is_the_verdict_best_ranks_per_gpu_at_each_size(sweep_file: Path
     assert (m.crossover, m.outcome) == (4096, "below")
     assert m.message == ("MPS pays off at 256 and 1024 (gain above 1.1x); does not at 4096; the crossover lies "
                          "between 1024 and 4096; best ranks/GPU and MPS gain [95% interval] by size: 256 k=4 2.00x "
-                         "[2.00x-2.00x], 1024 k=4 1.20x [1.20x-1.20x], 4096 k=4 1.05x [1.05x-1.05x]; one round: the "
-                         "spread between processes was not measured (mpsbench-sweep --rounds 2 or more)")
+                         "[2.00x-2.00x], 1024 k=4 1.20x [1.20x-1.20x], 4096 k=4 vs timeslice k=1 1.05x [1.05x-1.05x]; "
+                         "one round: the spread between processes was not measured (mpsbench-sweep --rounds 2 or more)")
+    assert list(m.table["timeslice_ranks_per_gpu"]) == [4, 4, 1]
     assert list(m.table["pays_off"]) == ["pays off", "pays off", "does not"]
     n = found["nbody"]
     assert list(n.table["ranks_per_gpu"]) == [1, 4]  # a tie at 256: the fewer ranks are within noise of the fastest

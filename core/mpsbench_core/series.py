@@ -43,6 +43,12 @@ class Point:
     interval: Interval | None = None
     mps_energy: Any = None          # energy.Energy of each side's representative round, where measured
     timeslice_energy: Any = None
+    k_timeslice: int | None = None  # timeslice's ranks per GPU where it differs from k's meaning (kernels: its best)
+
+    @property
+    def against(self) -> str:
+        """' vs timeslice k=1' where timeslice was taken at other ranks per GPU than mps, else ''."""
+        return f" vs timeslice k={self.k_timeslice}" if self.k_timeslice not in (None, self.k) else ""
 
     @property
     def gain(self) -> float:

@@ -10,10 +10,14 @@ Definitions (the MPS gain pays off at ``threshold``, GAIN_THRESHOLD unless the r
   counted rounds' medians (rounds.py); every ratio between configurations is paired by round and has a 95 %
   interval from the spread between rounds (intervals.py).
 * Kernels (per kernel, precision and parameters). At each size S, among the ranks per GPU k measured in both
-  mps and timeslice, the **best ranks per GPU** k(S) is the fewest ranks whose mps throughput is within noise
-  of the fastest (the interval of mps(k) / mps(fastest) reaches 1): fewer processes are cheaper to run. The
-  MPS gain at S is mps / timeslice at k(S), and series.py says where it pays off, where it does not and where
-  the data cannot tell, and where the crossover lies (a range).
+  mps and timeslice, the **best ranks per GPU** of a mode is the fewest ranks whose throughput is within noise
+  of that mode's fastest (the interval of x(k) / x(fastest) reaches 1): fewer processes are cheaper to run.
+  The MPS gain at S is the best of mps against the best of timeslice (usually one rank per GPU, no sharing):
+  what turning MPS on buys over the best a user can do without it. (Not mps / timeslice at one k: at one
+  rank per GPU that is 1.0 by construction, and whether the fewest ranks within noise were 1 or 2 then
+  flipped the verdict between runs.) series.py says where it pays off, where it does not and where the
+  data cannot tell, and where the crossover lies (a range). The table's MPS gain column is the other
+  question, mps / timeslice at the same ranks per GPU.
 * Applications (per name and binding): app_verdict.py, by the same rules over copies per GPU.
 * Mixes are judged per tenant (mix.py), each tenant's cost with its interval over the rounds.
 * The energy side, where both sides carry an energy per unit of work (energy.py), on the representative
@@ -67,7 +71,7 @@ class KernelVerdict:
     def sentence(self) -> str:
         if self.outcome == "none":
             return self.why
-        by_size = ", ".join(f"{p.at} k={p.k} {p.gain_text}" for p in self.points)
+        by_size = ", ".join(f"{p.at} k={p.k}{p.against} {p.gain_text}" for p in self.points)
         return (f"{where(self.points, self.threshold, 'size')}; best ranks/GPU and MPS gain [95% interval] by size: "
                 f"{by_size}{rounds_note(self.points)}{self._energy()}{self._left_out()}")
 
@@ -103,24 +107,24 @@ def _kernel_verdict(mine: list[Result], threshold: float) -> KernelVerdict:
     found = [c for c in configs(mine) if c.first.mode_label in ("timeslice", "mps")]
     left_out = sum(c.left_out for c in found)
     at = {(c.first.mode_label, c.first.size, c.first.ranks_per_gpu): c for c in found if c.figure is not None}
-    sizes = sorted({s for (m, s, _) in at if m == "mps"})
-    per_size = {}
-    for s in sizes:
-        ks = sorted(k for (m, size, k) in at if m == "mps" and size == s and ("timeslice", s, k) in at)
-        if ks:
-            per_size[s] = [at[("mps", s, k)] for k in ks]
+    per_size: dict[int, dict[str, list]] = {}
+    for (mode, s, k) in sorted(at, key=lambda key: key[2]):
+        per_size.setdefault(s, {}).setdefault(mode, []).append(at[(mode, s, k)])
+    per_size = {s: sides for s, sides in sorted(per_size.items(), key=lambda item: (item[0] is None, item[0] or 0))
+                if len(sides) == 2}  # a hostile file's null size sorts last
     if not per_size:
-        why = "no MPS verdict: no size has verified mps and timeslice results at the same ranks per GPU" + (
+        why = "no MPS verdict: no size has verified mps and timeslice results" + (
             f"; {left_out} round(s) failed or unverified, left out" if left_out else "")
         return KernelVerdict(kernel, precision, params, threshold, (), "none", None, left_out, why)
-    rank_pool = pool_of(pair for candidates in per_size.values() for pair in fastest_pairs(candidates))
+    rank_pool = pool_of(pair for sides in per_size.values() for candidates in sides.values()
+                        for pair in fastest_pairs(candidates))
     gain_pool = pool_of(gain_pairs(found))
     points = []
-    for s, candidates in per_size.items():
-        m = fewest_within_noise(candidates, rank_pool)
-        t = at[("timeslice", s, m.first.ranks_per_gpu)]
+    for s, sides in per_size.items():
+        m = fewest_within_noise(sides["mps"], rank_pool)
+        t = fewest_within_noise(sides["timeslice"], rank_pool)
         points.append(Point(s, m.first.ranks_per_gpu, m.figure, t.figure, ratio(m, t, gain_pool),
-                            m.representative.energy, t.representative.energy))
+                            m.representative.energy, t.representative.energy, t.first.ranks_per_gpu))
     found_outcome: Outcome = outcome(points, threshold)
     return KernelVerdict(kernel, precision, params, threshold, tuple(points), found_outcome.kind,
                          found_outcome.between, left_out)

@@ -62,6 +62,20 @@ class RoundsIntervalsAndClasses(unittest.TestCase):
         [v] = verdicts(rs)
         self.assertEqual(v.points[0].k, 8)
 
+    def test_the_gain_is_the_best_of_mps_against_the_best_of_timeslice(self):
+        # matmul fp32 2048 on an H200 (2026-11-28): mps 50.3 at k=1 and 52.2 at k=2, within noise of each other;
+        # timeslice 50.7 at k=1, 45.8 at k=2. mps / timeslice at the same k is 0.99x at k=1 and 1.14x at k=2, so
+        # a verdict at "the fewest ranks within noise" said "does not" or "pays off" as the noise fell. Best
+        # against best is 52.2 / 50.7 = 1.03x whichever k the noise picks: MPS does not pay off.
+        for mps_k2 in ((52.2 * 1.03, 52.2 / 1.03), (52.2 * 1.001, 52.2 / 1.001)):
+            rs = (rounds_of("mps", 2048, 1, [50.3, 50.3]) + rounds_of("mps", 2048, 2, list(mps_k2))
+                  + rounds_of("timeslice", 2048, 1, [50.7, 50.7]) + rounds_of("timeslice", 2048, 2, [45.8, 45.8]))
+            [v] = verdicts(rs)
+            p = v.points[0]
+            self.assertEqual((p.k_timeslice, v.outcome), (1, "never"))
+            self.assertLess(p.interval.high, 1.1)
+        self.assertIn("2048 k=2 vs timeslice k=1 1.03x", v.line)  # the rounds agree: k=2 is faster under mps
+
     def test_a_failed_round_is_left_out_of_the_figure_and_counted(self):
         rs = self.two_rounds({512: 1.5}, 0.01) + [kernel("mps", 512, 2, 0, status="failed", round=2)]
         [v] = verdicts(rs)

@@ -4,6 +4,7 @@ One row per line of the verdict (core verdict_items: per kernel and precision, p
 in the order the sweep prints them), with the sentence exactly as the console says it and, beside it, what
 a reader scans for:
   best       kernels: the fewest ranks per GPU within noise of mps's fastest, by size ("8 at 512-1024, 2 at 2048");
+             the MPS gain is against timeslice's best, which may be at other ranks per GPU;
              applications: the best mode and copies per GPU; mixes: the mode that protects the latency
              tenant (every tenant within the mix verdict's limit), or "none within 1.5x"
   MPS gain   mps / timeslice there: its range over the sizes; an application's best against timeslice at its

@@ -83,14 +83,15 @@ def _table(points: tuple[Point, ...], axis: str, mode: str, unit: str, threshold
            labels: dict[int, str] | None = None) -> pd.DataFrame:
     rows = []
     for p in points:
-        row: dict[str, Any] = {"size": p.at, "ranks_per_gpu": p.k} if axis == "size" else {"ranks_per_gpu": p.k}
+        row: dict[str, Any] = ({"size": p.at, "ranks_per_gpu": p.k, "timeslice_ranks_per_gpu": p.k_timeslice or p.k}
+                               if axis == "size" else {"ranks_per_gpu": p.k})
         if labels:
             row["mode_label"] = labels.get(p.k, mode)
         low, high = (p.interval.low, p.interval.high) if p.interval is not None else (p.gain, p.gain)
         row.update({mode: p.mps, "timeslice": p.timeslice, "unit": unit, "gain": p.gain, "gain_low": low,
                     "gain_high": high, "pays_off": p.verdict(threshold)})
         rows.append(row)
-    columns = (["size", "ranks_per_gpu"] if axis == "size" else ["ranks_per_gpu"]) + (
+    columns = (["size", "ranks_per_gpu", "timeslice_ranks_per_gpu"] if axis == "size" else ["ranks_per_gpu"]) + (
         ["mode_label"] if labels else []) + [mode, "timeslice", "unit", "gain", "gain_low", "gain_high", "pays_off"]
     return pd.DataFrame(rows, columns=columns)
 

@@ -39,7 +39,7 @@ def gains_text(axis: str, points: Sequence[Point], best: bool) -> str:
     if axis != "size":
         return "gain by copies per GPU: " + ", ".join(f"{p.at} {p.gain_text}" for p in points)
     if best:
-        return "best ranks/GPU and gain by size: " + ", ".join(f"{p.at} k={p.k} {p.gain_text}" for p in points)
+        return "best ranks/GPU and gain by size: " + ", ".join(f"{p.at} k={p.k}{p.against} {p.gain_text}" for p in points)
     return "gain by size: " + ", ".join(f"{p.at} {p.gain_text}" for p in points)
 
 
@@ -56,11 +56,12 @@ def table_columns(c: Any) -> list[Column]:
     if c.axis == "ranks_per_gpu":
         label = [Column("mode_label", "mode", left=True)] if "mode_label" in c.table else []
         return [Column("ranks_per_gpu", "copies/gpu"), *label, *tail]
-    return [Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"), *tail]
+    return [Column("size", "size"), Column("ranks_per_gpu", "ranks/gpu"), Column("timeslice_ranks_per_gpu", "ts ranks/gpu"),
+            *tail]
 
 
 _CSV_KEYS = ["kind", "kernel", "precision", "params", "mode", "question", "threshold", "axis", "size",
-             "ranks_per_gpu", "mode_label", "throughput_mode", "timeslice", "unit", "gain", "gain_low", "gain_high",
+             "ranks_per_gpu", "timeslice_ranks_per_gpu", "mode_label", "throughput_mode", "timeslice", "unit", "gain", "gain_low", "gain_high",
              "pays_off", "outcome",
              "crossover_size", "crossover_ranks_per_gpu", "below_ranks_per_gpu"]
 
@@ -80,9 +81,10 @@ def flat_table(answers: list[Any]) -> pd.DataFrame:
             question="fixed ranks per GPU" if c.ranks_per_gpu is not None else "verdict", threshold=c.threshold,
             axis=c.axis, outcome=c.outcome, crossover_size=c.crossover if size_axis else None,
             crossover_ranks_per_gpu=None if size_axis else c.crossover, below_ranks_per_gpu=c.below,
-            **({} if size_axis else {"size": None})).astype(object))
+            **({} if size_axis else {"size": None, "timeslice_ranks_per_gpu": None})).astype(object))
     flat = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_CSV_KEYS)
-    for column in ("size", "crossover_size", "crossover_ranks_per_gpu", "below_ranks_per_gpu", "ranks_per_gpu"):
+    for column in ("size", "crossover_size", "crossover_ranks_per_gpu", "below_ranks_per_gpu", "ranks_per_gpu",
+                   "timeslice_ranks_per_gpu"):
         flat[column] = flat[column].astype("Int64")
     return flat[_CSV_KEYS]
 

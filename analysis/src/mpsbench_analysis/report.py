@@ -192,8 +192,9 @@ def _answer_html(rs: ResultSet, threshold: float) -> str:
         return '<p class="note">No verdict: the files hold no kernel, application or mix result.</p>'
     aa = aa_check(rs.records()).line
     return (f'<p class="note">MPS pays off where the 95% interval of its gain over timeslice lies above {threshold:g}x, '
-            "does not where it lies below, and the data cannot tell otherwise; at each size the fewest ranks per GPU "
-            "within noise of mps's fastest (mpsbench-analyze verdict prints these sentences).</p>"
+            "does not where it lies below, and the data cannot tell otherwise; at each size the best of mps (the fewest "
+            "ranks per GPU within noise of its fastest) against the best of timeslice (mpsbench-analyze verdict prints "
+            "these sentences).</p>"
             + answer_html(found, PROTECTED) + (f'<p class="aa">{_esc(aa)}</p>' if aa else ""))
 
 

@@ -157,10 +157,10 @@ def _notes(ratios, setting_notes, found, threshold, measured):
         notes.append(printable(f"{mode}: {SETTING_VARIABLES.get(field, field)} per ranks/gpu: "
                                + ", ".join(f"{k}: {v}" for k, v in per_k.items())))
     if any(isinstance(v, KernelVerdict) and v.outcome != "none" for v in found):
-        notes.append(f"how the verdict reads: at each size k = the fewest ranks per GPU whose mps throughput is within "
-                     f"noise of the fastest (of those measured in timeslice too); MPS gain = mps / timeslice at k; it "
-                     f"pays off where its 95% interval lies above {threshold:g}x, does not where it lies below, and "
-                     f"the data cannot tell where the interval holds {threshold:g}x")
+        notes.append(f"how the verdict reads: at each size, in each mode, the fewest ranks per GPU within noise of "
+                     f"that mode's fastest; its MPS gain = the best of mps / the best of timeslice (the table's MPS "
+                     f"gain is at the same k); it pays off where its 95% interval lies above {threshold:g}x, does not "
+                     f"where it lies below, and the data cannot tell where the interval holds {threshold:g}x")
     return notes
 
 
