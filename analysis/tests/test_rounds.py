@@ -155,3 +155,24 @@ def test_a_file_whose_intervals_disagree_with_its_records_is_refused(tmp_path: P
     assert main(["verdict", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"field {where}:" in err and "the records give" in err and err.count("\n") == 1
+
+
+def cpu_slowed(record: dict, slowed: int) -> dict:
+    """The record with a cpu object whose first ``slowed`` kept repetitions ran on a CPU-slowed host."""
+    n = record["repetitions"]
+    flags = [i < slowed for i in range(n)]
+    return dict(record, cpu={"probe": "relax_sweep_2048x8", "threshold": 0.3, "reference_probe_s": 4e-6,
+                             "slowed_repetitions": slowed, "discarded_repetitions": 0, "repetition_slowed": flags,
+                             "probe_ratio": [1.6 if f else 1.05 for f in flags], "steal_s": [0.0] * n,
+                             "run_delay_s": [0.0] * n, "note": ""})
+
+
+def test_a_change_on_a_cpu_slowed_configuration_is_noisy_not_a_regression(tmp_path: Path, capsys) -> None:
+    a = write(tmp_path, "a.json", run(RUN_A))
+    records = run(RUN_B, scale={(4096, 1, "timeslice"): 0.9})
+    records = [cpu_slowed(r, 2) if (r["size"], r["ranks_per_gpu"], r["mode"]) == (4096, 1, "timeslice") else r
+               for r in records]
+    slower = write(tmp_path, "slow.json", records)
+    assert main(["compare", str(a), str(slower)]) == 0
+    out = capsys.readouterr().out
+    assert "NOISY" in out and "CPU-slowed repetitions on a side" in out and "cpu-slowed:4/10" in out

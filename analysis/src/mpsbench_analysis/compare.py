@@ -34,6 +34,10 @@ where it is beyond the threshold and its 95 % interval, from the two files' spre
 wholly on that side of 1; otherwise NOISY. Two runs of one commit on one GPU model then pass the gate
 while a real 10 % slowdown of a stable configuration still fails it.
 
+A change beyond the threshold on a configuration (a gain: either of its two results) some kept repetition of
+which ran on a CPU-slowed host, on either side (the records' ``cpu``), is NOISY whatever the rule says: the
+host's CPU, not the change, may explain it.
+
 Each row carries the marks of its BASE and NEW result (quality.py: noise
 above its target, clock-throttled repetitions; files without the noise and
 clock fields get a computed noise figure and no throttle mark); a gain row
@@ -45,6 +49,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -56,8 +61,8 @@ from .context import ContextDifference, context_differences, describe_device, di
 from .errors import AnalysisError
 from .loader import KEY, ResultSet
 from .quality import count_value, mark_tokens, marks_text
-from .regression_rule import NOISY, SLOWER, Rule, judge
-from .round_figures import gain_series, judge_rounds, several, throughput_series
+from .regression_rule import FASTER, NOISY, SLOWER, Rule, judge
+from .round_figures import gain_series, judge_rounds, latency_series, several, throughput_series
 from .summary import GROUP, gain_table, sort_rows
 
 #: The columns of Comparison.latency.
@@ -132,6 +137,23 @@ def _marks(p: pd.Series, side: str) -> str:
                                   p[f"repetitions_{side}"], p[f"cpu_slowed_repetitions_{side}"]))
 
 
+#: Why a change on a CPU-slowed configuration is NOISY.
+CPU_SLOWED = "CPU-slowed repetitions on a side: the host's CPU, not the change, may explain it"
+
+
+def _unless_cpu_slowed(verdict: str, reason: str, slowed: int) -> tuple[str, str]:
+    """A SLOWER or FASTER change where some kept repetition of either side ran on a CPU-slowed host (the record's
+    cpu object) is NOISY: the machine, not the code, may have moved it (the same kind of rule the engine
+    applies to the repetitions themselves)."""
+    if verdict in (SLOWER, FASTER) and slowed:
+        return NOISY, f"{reason}; {CPU_SLOWED}"
+    return verdict, reason
+
+
+def _slowed(*values: Any) -> int:
+    return sum(count_value(v) for v in values)
+
+
 def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tuple[dict, dict]) -> pd.DataFrame:
     cols = KEY + ["throughput_samples", "primary_unit", "status", "verified"] + _QUALITY
     pairs = base[cols].merge(new[cols], on=KEY, suffixes=("_base", "_new"))
@@ -149,8 +171,10 @@ def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tupl
                        reason=f"status {p['status_base']} -> {p['status_new']}")
         elif several(*(side.get(tuple(p[k] for k in KEY)) for side in rounds)):
             v = judge_rounds(*(side[tuple(p[k] for k in KEY)] for side in rounds), rule)
-            row.update(verdict=v.verdict, base_median=v.base, new_median=v.new, change=v.change, p_value=math.nan,
-                       reason=v.reason)
+            verdict, reason = _unless_cpu_slowed(v.verdict, v.reason, _slowed(p["cpu_slowed_repetitions_base"],
+                                                                             p["cpu_slowed_repetitions_new"]))
+            row.update(verdict=verdict, base_median=v.base, new_median=v.new, change=v.change, p_value=math.nan,
+                       reason=reason)
         else:
             v = judge(p["throughput_samples_base"], p["throughput_samples_new"], rule)
             reason = _noise_note(v.reason, row["base_noise"], row["new_noise"]) if v.verdict == NOISY else v.reason
@@ -160,6 +184,13 @@ def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tupl
         row["regression"] = row["verdict"] == SLOWER or lost
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _gain_slowed(rs: ResultSet, key: tuple, mode: str = "mps") -> int:
+    """CPU-slowed kept repetitions of the ``mode`` and timeslice results a gain divides."""
+    r = rs.results
+    same = pd.Series([tuple(k) == key for k in r[GROUP].itertuples(index=False)], index=r.index, dtype=bool)
+    return _slowed(*r[same & r["mode_label"].isin([mode, "timeslice"])]["cpu_slowed_repetitions"])
 
 
 def _gain_marks(rs: ResultSet, key: tuple, mode: str = "mps") -> str:
@@ -185,9 +216,10 @@ def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:
         key = tuple(p[k] for k in GROUP)
         if several(rb.get(key), rn.get(key)):
             v = judge_rounds(rb[key], rn[key], rule)
-            rows.append({**{k: p[k] for k in GROUP}, "verdict": v.verdict, "base_gain": v.base, "new_gain": v.new,
-                         "change": v.change, "p_value": math.nan, "reason": v.reason,
-                         "regression": v.verdict == SLOWER, "base_noise": rb[key].noise, "new_noise": rn[key].noise,
+            verdict, reason = _unless_cpu_slowed(v.verdict, v.reason, _gain_slowed(base, key) + _gain_slowed(new, key))
+            rows.append({**{k: p[k] for k in GROUP}, "verdict": verdict, "base_gain": v.base, "new_gain": v.new,
+                         "change": v.change, "p_value": math.nan, "reason": reason,
+                         "regression": verdict == SLOWER, "base_noise": rb[key].noise, "new_noise": rn[key].noise,
                          "base_marks": _gain_marks(base, key), "new_marks": _gain_marks(new, key)})
             continue
         if not p["gain_samples_base"] or not p["gain_samples_new"]:
@@ -205,9 +237,10 @@ def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def _latency_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule) -> pd.DataFrame:
-    """The p99 request latency of every result measured with latency in both runs, higher is worse."""
-    cols = KEY + ["latency_p99_s", "latency_rank_p99_s"]
+def _latency_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tuple[dict, dict]) -> pd.DataFrame:
+    """The p99 request latency of every result measured with latency in both runs, higher is worse (by the
+    rounds where both files have two or more, as the throughputs)."""
+    cols = KEY + ["latency_p99_s", "latency_rank_p99_s", "cpu_slowed_repetitions"]
     b = base[base["latency_p99_s"].notna() & (base["status"] == "ok")][cols]
     n = new[new["latency_p99_s"].notna() & (new["status"] == "ok")][cols]
     pairs = b.merge(n, on=KEY, suffixes=("_base", "_new"))
@@ -216,9 +249,17 @@ def _latency_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule) -> pd.DataF
         p99_b, p99_n = float(p["latency_p99_s_base"]), float(p["latency_p99_s_new"])
         samples_b = list(p["latency_rank_p99_s_base"]) or [p99_b]
         samples_n = list(p["latency_rank_p99_s_new"]) or [p99_n]
-        v = judge(samples_b, samples_n, rule, higher_is_better=False, values=(p99_b, p99_n), samples_word="ranks")
-        rows.append({**{k: p[k] for k in KEY}, "verdict": v.verdict, "base_p99_s": p99_b, "new_p99_s": p99_n,
-                     "change": v.change, "p_value": v.p_value, "reason": v.reason, "regression": v.verdict == SLOWER,
+        key = tuple(p[k] for k in KEY)
+        if several(*(side.get(key) for side in rounds)):
+            rv = judge_rounds(*(side[key] for side in rounds), rule, higher_is_better=False)
+            verdict, reason = _unless_cpu_slowed(rv.verdict, rv.reason, _slowed(p["cpu_slowed_repetitions_base"],
+                                                                                p["cpu_slowed_repetitions_new"]))
+            change, p_value = rv.change, math.nan
+        else:
+            v = judge(samples_b, samples_n, rule, higher_is_better=False, values=(p99_b, p99_n), samples_word="ranks")
+            verdict, change, p_value, reason = v.verdict, v.change, v.p_value, v.reason
+        rows.append({**{k: p[k] for k in KEY}, "verdict": verdict, "base_p99_s": p99_b, "new_p99_s": p99_n,
+                     "change": change, "p_value": p_value, "reason": reason, "regression": verdict == SLOWER,
                      "base_ranks": len(samples_b), "new_ranks": len(samples_n)})
     return pd.DataFrame(rows, columns=LATENCY_COLUMNS)
 
@@ -274,7 +315,7 @@ def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule(),
     results = sort_rows(_result_rows(b, n, rule, (throughput_series(base), throughput_series(new))), KEY, "mode_label")
     added = pd.DataFrame(sorted(keys_n - keys_b, key=_sortable), columns=KEY)
     removed = pd.DataFrame(sorted(keys_b - keys_n, key=_sortable), columns=KEY)
-    latency = _latency_rows(b, n, rule)
+    latency = _latency_rows(b, n, rule, (latency_series(base), latency_series(new)))
     if not latency.empty:
         latency = sort_rows(latency, KEY, "mode_label")
     energy = energy_notes(b, n, rule.threshold)

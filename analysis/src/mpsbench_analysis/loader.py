@@ -14,6 +14,7 @@ user with a broken file needs to know where to look, not a traceback.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -146,6 +147,17 @@ def load_results(paths: Iterable[str | Path]) -> ResultSet:
                      documents=documents)
 
 
+#: Counts a configuration over its rounds adds up (its marks then say K of all N repetitions).
+_SUMMED = ("repetitions", "throttled_repetitions", "discarded_repetitions", "cpu_slowed_repetitions",
+           "cpu_discarded_repetitions")
+
+
+def _sum_counts(values: Iterable[Any]) -> int | None:
+    """The sum of the known counts; None when none is known (an older file)."""
+    known = [int(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return sum(known) if known else None
+
+
 def _over_rounds(rows: pd.DataFrame, documents: dict[str, dict[str, Any]]) -> pd.DataFrame:
     """One row per configuration (module doc), by core's definition of a configuration over its rounds."""
     where = {}
@@ -155,10 +167,11 @@ def _over_rounds(rows: pd.DataFrame, documents: dict[str, dict[str, Any]]) -> pd
             where[id(result.raw)] = (name, index)
             found.append(result)
     position = {(f, i): n for n, (f, i) in enumerate(zip(rows["file"], rows["index"]))}
-    keep, figures, samples, medians, counts, verified = [], [], [], [], [], []
+    keep, figures, samples, medians, counts, verified, groups = [], [], [], [], [], [], []
     for config in core_rounds.configs(found):
         rep = position[where[id(config.representative.raw)]]
         keep.append(rep)
+        groups.append([position[where[id(r.raw)]] for r in config.records])
         usable = [position[where[id(r.raw)]] for r in config.usable]
         figure = config.figure
         figures.append(rows["throughput"].iat[rep] if figure is None else figure)
@@ -174,6 +187,10 @@ def _over_rounds(rows: pd.DataFrame, documents: dict[str, dict[str, Any]]) -> pd
     out["rounds"] = counts
     out["verified"] = verified
     several = out["rounds"] > 1
+    for column in _SUMMED:  # counts over every round of the configuration, not the representative's alone
+        if column in rows:
+            out[column] = pd.Series([_sum_counts(rows[column].iat[n] for n in members) for members in groups],
+                                    index=out.index, dtype=object)
     for column, fn in (("throughput_min", min), ("throughput_max", max)):
         out.loc[several, column] = [fn(s) if s else float("nan") for s in out.loc[several, "throughput_samples"]]
     out.loc[several, "throughput_cv"] = [coefficient_of_variation(s) for s in out.loc[several, "throughput_samples"]]

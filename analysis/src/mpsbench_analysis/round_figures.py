@@ -79,6 +79,24 @@ def gain_series(rs: ResultSet, mode: str = "mps") -> dict[GainKey, Series]:
     return out
 
 
+def latency_series(rs: ResultSet) -> dict[Key, Series]:
+    """Every configuration with a p99 request latency in its rounds: each round's overall p99 (round order),
+    pooled like the throughputs (per subject and mode)."""
+    rows = rs.round_results
+    if rows.empty or "latency_p99_s" not in rows:
+        return {}
+    found: dict[Key, dict[int, float]] = {}
+    for _, r in rows[rows["latency_p99_s"].notna() & (rows["status"] == "ok")].iterrows():
+        key = tuple(r[k] for k in ("kind", "kernel", "precision", "size", "ranks_per_gpu", "mode_label", "params"))
+        found.setdefault(key, {})[int(r["round"])] = float(r["latency_p99_s"])
+    pools: dict[tuple, list[list[float]]] = {}
+    for key, by_round in found.items():
+        pools.setdefault((key[:3], key[5], key[6]), []).append([math.log(v) for v in by_round.values() if v > 0])
+    pooled = {group: Pool.of(values) for group, values in pools.items()}
+    return {key: Series(tuple(by_round[i] for i in sorted(by_round)), pooled[(key[:3], key[5], key[6])], 0.0)
+            for key, by_round in found.items()}
+
+
 def several(*series: Series | None) -> bool:
     """Whether every side was measured in two rounds or more: then the rounds judge, not the repetitions."""
     return all(s is not None and s.rounds >= 2 for s in series)
