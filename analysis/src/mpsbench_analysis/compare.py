@@ -34,9 +34,9 @@ where it is beyond the threshold and its 95 % interval, from the two files' spre
 wholly on that side of 1; otherwise NOISY. Two runs of one commit on one GPU model then pass the gate
 while a real 10 % slowdown of a stable configuration still fails it.
 
-A change beyond the threshold on a configuration (a gain: either of its two results) some kept repetition of
-which ran on a CPU-slowed host, on either side (the records' ``cpu``), is NOISY whatever the rule says: the
-host's CPU, not the change, may explain it.
+Where the two hosts' CPUs differ in speed by more than the threshold (the fastest CPU probe of each file's
+records, ``cpu.reference_probe_s``), a context note says so: the rounds' intervals describe one machine, and
+on three H200 machines of one day CPU-bound configurations moved with their hosts' CPUs (up to 11 %).
 
 Each row carries the marks of its BASE and NEW result (quality.py: noise
 above its target, clock-throttled repetitions; files without the noise and
@@ -49,10 +49,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
+from mpsbench_core.records import number
 from mpsbench_core.stats import relative_noise
 from mpsbench_core.units import format_percent
 
@@ -61,7 +61,7 @@ from .context import ContextDifference, context_differences, describe_device, di
 from .errors import AnalysisError
 from .loader import KEY, ResultSet
 from .quality import count_value, mark_tokens, marks_text
-from .regression_rule import FASTER, NOISY, SLOWER, Rule, judge
+from .regression_rule import NOISY, SLOWER, Rule, judge
 from .round_figures import gain_series, judge_rounds, latency_series, several, throughput_series
 from .summary import GROUP, gain_table, sort_rows
 
@@ -137,23 +137,6 @@ def _marks(p: pd.Series, side: str) -> str:
                                   p[f"repetitions_{side}"], p[f"cpu_slowed_repetitions_{side}"]))
 
 
-#: Why a change on a CPU-slowed configuration is NOISY.
-CPU_SLOWED = "CPU-slowed repetitions on a side: the host's CPU, not the change, may explain it"
-
-
-def _unless_cpu_slowed(verdict: str, reason: str, slowed: int) -> tuple[str, str]:
-    """A SLOWER or FASTER change where some kept repetition of either side ran on a CPU-slowed host (the record's
-    cpu object) is NOISY: the machine, not the code, may have moved it (the same kind of rule the engine
-    applies to the repetitions themselves)."""
-    if verdict in (SLOWER, FASTER) and slowed:
-        return NOISY, f"{reason}; {CPU_SLOWED}"
-    return verdict, reason
-
-
-def _slowed(*values: Any) -> int:
-    return sum(count_value(v) for v in values)
-
-
 def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tuple[dict, dict]) -> pd.DataFrame:
     cols = KEY + ["throughput_samples", "primary_unit", "status", "verified"] + _QUALITY
     pairs = base[cols].merge(new[cols], on=KEY, suffixes=("_base", "_new"))
@@ -171,10 +154,8 @@ def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tupl
                        reason=f"status {p['status_base']} -> {p['status_new']}")
         elif several(*(side.get(tuple(p[k] for k in KEY)) for side in rounds)):
             v = judge_rounds(*(side[tuple(p[k] for k in KEY)] for side in rounds), rule)
-            verdict, reason = _unless_cpu_slowed(v.verdict, v.reason, _slowed(p["cpu_slowed_repetitions_base"],
-                                                                             p["cpu_slowed_repetitions_new"]))
-            row.update(verdict=verdict, base_median=v.base, new_median=v.new, change=v.change, p_value=math.nan,
-                       reason=reason)
+            row.update(verdict=v.verdict, base_median=v.base, new_median=v.new, change=v.change, p_value=math.nan,
+                       reason=v.reason)
         else:
             v = judge(p["throughput_samples_base"], p["throughput_samples_new"], rule)
             reason = _noise_note(v.reason, row["base_noise"], row["new_noise"]) if v.verdict == NOISY else v.reason
@@ -184,13 +165,6 @@ def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tupl
         row["regression"] = row["verdict"] == SLOWER or lost
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _gain_slowed(rs: ResultSet, key: tuple, mode: str = "mps") -> int:
-    """CPU-slowed kept repetitions of the ``mode`` and timeslice results a gain divides."""
-    r = rs.results
-    same = pd.Series([tuple(k) == key for k in r[GROUP].itertuples(index=False)], index=r.index, dtype=bool)
-    return _slowed(*r[same & r["mode_label"].isin([mode, "timeslice"])]["cpu_slowed_repetitions"])
 
 
 def _gain_marks(rs: ResultSet, key: tuple, mode: str = "mps") -> str:
@@ -216,10 +190,9 @@ def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:
         key = tuple(p[k] for k in GROUP)
         if several(rb.get(key), rn.get(key)):
             v = judge_rounds(rb[key], rn[key], rule)
-            verdict, reason = _unless_cpu_slowed(v.verdict, v.reason, _gain_slowed(base, key) + _gain_slowed(new, key))
-            rows.append({**{k: p[k] for k in GROUP}, "verdict": verdict, "base_gain": v.base, "new_gain": v.new,
-                         "change": v.change, "p_value": math.nan, "reason": reason,
-                         "regression": verdict == SLOWER, "base_noise": rb[key].noise, "new_noise": rn[key].noise,
+            rows.append({**{k: p[k] for k in GROUP}, "verdict": v.verdict, "base_gain": v.base, "new_gain": v.new,
+                         "change": v.change, "p_value": math.nan, "reason": v.reason,
+                         "regression": v.verdict == SLOWER, "base_noise": rb[key].noise, "new_noise": rn[key].noise,
                          "base_marks": _gain_marks(base, key), "new_marks": _gain_marks(new, key)})
             continue
         if not p["gain_samples_base"] or not p["gain_samples_new"]:
@@ -240,7 +213,7 @@ def _gain_rows(base: ResultSet, new: ResultSet, rule: Rule) -> pd.DataFrame:
 def _latency_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tuple[dict, dict]) -> pd.DataFrame:
     """The p99 request latency of every result measured with latency in both runs, higher is worse (by the
     rounds where both files have two or more, as the throughputs)."""
-    cols = KEY + ["latency_p99_s", "latency_rank_p99_s", "cpu_slowed_repetitions"]
+    cols = KEY + ["latency_p99_s", "latency_rank_p99_s"]
     b = base[base["latency_p99_s"].notna() & (base["status"] == "ok")][cols]
     n = new[new["latency_p99_s"].notna() & (new["status"] == "ok")][cols]
     pairs = b.merge(n, on=KEY, suffixes=("_base", "_new"))
@@ -252,9 +225,7 @@ def _latency_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tup
         key = tuple(p[k] for k in KEY)
         if several(*(side.get(key) for side in rounds)):
             rv = judge_rounds(*(side[key] for side in rounds), rule, higher_is_better=False)
-            verdict, reason = _unless_cpu_slowed(rv.verdict, rv.reason, _slowed(p["cpu_slowed_repetitions_base"],
-                                                                                p["cpu_slowed_repetitions_new"]))
-            change, p_value = rv.change, math.nan
+            verdict, change, p_value, reason = rv.verdict, rv.change, math.nan, rv.reason
         else:
             v = judge(samples_b, samples_n, rule, higher_is_better=False, values=(p99_b, p99_n), samples_word="ranks")
             verdict, change, p_value, reason = v.verdict, v.change, v.p_value, v.reason
@@ -280,6 +251,23 @@ def _params_notes(base: pd.DataFrame, new: pd.DataFrame) -> list[ContextDifferen
             show = lambda values: "; ".join(sorted(v or "(none)" for v in values))  # noqa: E731
             out.append(ContextDifference(f"params of {key[0]} {key[1]}", show(sb[key]), show(sn[key]), False))
     return out
+
+
+def host_cpu_probe_s(rs: ResultSet) -> float | None:
+    """The fastest CPU probe of any record's timed threads (cpu.reference_probe_s): the host CPU's speed at its
+    best, for telling two hosts apart; None in files without CPU probes."""
+    found = [number(r.raw["cpu"].get("reference_probe_s")) for r in rs.records()
+             if isinstance(r.raw.get("cpu"), dict)]
+    found = [v for v in found if v is not None and v > 0]
+    return min(found) if found else None
+
+
+def _host_cpu_note(base: ResultSet, new: ResultSet, rule: Rule) -> list[ContextDifference]:
+    b, n = host_cpu_probe_s(base), host_cpu_probe_s(new)
+    if b is None or n is None or abs(n / b - 1.0) <= rule.threshold:
+        return []
+    return [ContextDifference("host CPU (fastest CPU probe)", f"{b * 1e6:.2f} us", f"{n * 1e6:.2f} us ({n / b - 1.0:+.0%}: "
+                              "changes of CPU-bound configurations may be the hosts')", False)]
 
 
 def _check_context(diffs: list[ContextDifference], new_name: str, allow: bool) -> None:
@@ -321,7 +309,8 @@ def compare(base: ResultSet, new: ResultSet, rule: Rule = Rule(),
     energy = energy_notes(b, n, rule.threshold)
     if not energy.empty:
         energy = sort_rows(energy, KEY, "mode_label")
-    return Comparison(results, _gain_rows(base, new, rule), added, removed, rule, context=diffs + _params_notes(b, n),
+    return Comparison(results, _gain_rows(base, new, rule), added, removed, rule,
+                      context=diffs + _params_notes(b, n) + _host_cpu_note(base, new, rule),
                       device=describe_device(base_ctx), new_complete=all(new.complete.values()), latency=latency,
                       energy=energy)
 
