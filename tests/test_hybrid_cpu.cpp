@@ -8,6 +8,7 @@
 
 #include "gpu_test.hpp"
 #include "hybrid_cpu.hpp"
+#include "hybrid_workload.hpp"
 #include "random_inputs.hpp"
 #include "registry.hpp"
 #include "runtime/check.hpp"
@@ -53,16 +54,6 @@ std::vector<float> step(const std::vector<float>& prev, const std::vector<float>
   return next;
 }
 
-std::unique_ptr<Workload> make(DeviceKind device, const std::string& precision, std::int64_t size,
-                               cudaStream_t stream = nullptr) {
-  WorkloadArgs args;
-  args.device = device;
-  args.gpu_ordinal = device == DeviceKind::gpu ? 0 : -1;
-  args.stream = stream;
-  args.precision = precision;
-  args.size = size;
-  return find_kernel("hybrid")->make(args);
-}
 
 class CpuStep : public ::testing::TestWithParam<std::tuple<std::int64_t, int>> {};
 
@@ -112,7 +103,7 @@ TEST(Iteration, CpuWorkloadFollowsTheNaiveModel) {
   // The workload's own data flow: input k+1 = sweeps(react(input k)), from the seeded initial field.
   const std::int64_t n = 40;
   for (const char* p : {"fp32", "fp32-cpu-heavy"}) {
-    auto w = make(DeviceKind::cpu, p, n);
+    auto w = make_hybrid(DeviceKind::cpu, p, n);
     w->setup(17);
     std::vector<float> state(n), forcing(n);
     fill_initial(state.data(), forcing.data(), n, 17);
@@ -179,7 +170,7 @@ TEST(CpuWorkload, VerifiesThroughTheRegistryAtEveryPrecision) {
   EXPECT_EQ(k->primary, PrimaryMetric::items);
   for (const auto& p : k->precisions) {
     for (std::int64_t n : {std::int64_t{1}, std::int64_t{24}, std::int64_t{40}, k->default_cpu_sizes.front()}) {
-      auto w = make(DeviceKind::cpu, p, n);
+      auto w = make_hybrid(DeviceKind::cpu, p, n);
       w->setup(11);
       for (int i = 0; i < 3; ++i) w->run();
       w->sync();
@@ -196,13 +187,13 @@ TEST(CpuWorkload, VerifiesThroughTheRegistryAtEveryPrecision) {
 }
 
 TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
-  auto w = make(DeviceKind::cpu, "fp32", 24);
+  auto w = make_hybrid(DeviceKind::cpu, "fp32", 24);
   w->setup(1);
   EXPECT_FALSE(w->verify().ok);
 }
 
 TEST(CpuWorkload, DetailsReportBothPhases) {
-  auto w = make(DeviceKind::cpu, "fp32-cpu-heavy", 1024);
+  auto w = make_hybrid(DeviceKind::cpu, "fp32-cpu-heavy", 1024);
   w->setup(2);
   EXPECT_TRUE(w->details().empty());
   for (int i = 0; i < 3; ++i) w->run();
@@ -245,8 +236,8 @@ TEST(GpuWorkload, FollowsTheCpuTrajectory) {
   MPSB_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (const char* p : {"fp32", "fp32-cpu-heavy"}) {
     const std::int64_t n = 1000;
-    auto gpu = make(DeviceKind::gpu, p, n, stream);
-    auto cpu = make(DeviceKind::cpu, p, n);
+    auto gpu = make_hybrid(DeviceKind::gpu, p, n, stream);
+    auto cpu = make_hybrid(DeviceKind::cpu, p, n);
     gpu->setup(23);
     cpu->setup(23);
     for (int i = 0; i < 5; ++i) {

@@ -11,6 +11,7 @@
 
 #include "gpu_test.hpp"
 #include "hybrid_cpu.hpp"
+#include "hybrid_workload.hpp"
 #include "registry.hpp"
 #include "staggered_host_arrays.hpp"
 
@@ -85,16 +86,6 @@ TEST(StaggeredHostArrays, DesignedOffsetsWhateverTheHeapDidBefore) {
   }
 }
 
-std::unique_ptr<Workload> hybrid(DeviceKind device, const std::string& precision, std::int64_t n,
-                                 cudaStream_t stream = nullptr) {
-  WorkloadArgs args;
-  args.device = device;
-  args.gpu_ordinal = device == DeviceKind::gpu ? 0 : -1;
-  args.stream = stream;
-  args.precision = precision;
-  args.size = n;
-  return find_kernel("hybrid")->make(args);
-}
 
 TEST(HybridLayout, CpuPhaseArraysAreStaggered) {
   for (int history = 0; history < 3; ++history) {
@@ -119,7 +110,7 @@ TEST(HybridLayout, CpuWorkloadUsesIt) {
   for (int history = 0; history < 3; ++history) {
     const auto before = junk(history);
     for (const char* p : {"fp32", "fp32-cpu-heavy"}) {
-      auto w = hybrid(DeviceKind::cpu, p, 1000);
+      auto w = make_hybrid(DeviceKind::cpu, p, 1000);
       w->setup(3);
       w->run();
       const float* input = dynamic_cast<const hybrid::HybridWorkload&>(*w).last_input();
@@ -142,7 +133,7 @@ TEST(HybridLayout, GpuWorkloadUsesItPinned) {
   expect_disjoint(pinned, 4096);
   cudaStream_t stream = nullptr;
   MPSB_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  auto w = hybrid(DeviceKind::gpu, "fp32-cpu-heavy", 1000, stream);
+  auto w = make_hybrid(DeviceKind::gpu, "fp32-cpu-heavy", 1000, stream);
   w->setup(5);
   w->run();
   w->sync();
