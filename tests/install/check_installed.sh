@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The installed mpsbench works on its own. Copies the source tree (git's files, build trees left out),
-# builds the copy, installs it twice: `cmake --install --prefix` and the DEB package of `cpack -G DEB`,
+# builds the copy (or, with MPSBENCH_INSTALL_CHECK_BUILD, uses the checkout's build), installs it twice: `cmake --install --prefix` and the DEB package of `cpack -G DEB`,
 # unpacked with `dpkg -x` (no root needed, nothing installed on the machine), deletes the copy and its
 # build tree, then runs the installed programs in both: mpsbench --version and --list-presets (the
 # presets found beside the program, the error naming where it looked when they are missing), a 2-rank
@@ -12,70 +12,17 @@
 # scripts/bootstrap.sh test runs it after the other tests (docs/install.md, "The install check").
 # Environment: MPSBENCH_INSTALL_CHECK_JOBS (build jobs; default nproc),
 #   MPSBENCH_INSTALL_CHECK_CUDA_ARCHITECTURES (default 90-real: one architecture builds fastest; no GPU
-#   code runs here), MPSBENCH_INSTALL_CHECK_KEEP=1 keeps WORKDIR (else removed when all passed).
+#   code runs here), MPSBENCH_INSTALL_CHECK_KEEP=1 keeps WORKDIR (else removed when all passed),
+#   MPSBENCH_INSTALL_CHECK_BUILD=DIR: install from this build tree of the checkout (already built: the test
+#   command's own, which saves building a second copy) and run the installed programs where neither the
+#   checkout nor DIR can be seen: a mount namespace (`unshare -m`, as root) lays an empty tmpfs over the
+#   checkout. Where that is not possible it says so and builds a copy, as without it.
+# Internal: `check_installed.sh --trees WORK` (run by the check itself in that namespace, from its copy in
+# WORK) checks the installed trees alone.
 set -euo pipefail
-
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-jobs=${MPSBENCH_INSTALL_CHECK_JOBS:-$(nproc)}
-archs=${MPSBENCH_INSTALL_CHECK_CUDA_ARCHITECTURES:-90-real}
-version=$(head -n 1 "$repo/VERSION")
-started=$SECONDS
 
 say() { printf 'check_installed: %s\n' "$*"; }
 fail() { printf 'check_installed: FAILED: %s\n' "$*" >&2; exit 1; }
-
-if [ $# -gt 0 ]; then
-  work=$1
-  [ ! -e "$work" ] || [ -z "$(ls -A "$work")" ] || fail "$work: exists and is not empty"
-  mkdir -p "$work"
-else
-  work=$(mktemp -d "${TMPDIR:-/tmp}/mpsbench-install-check.XXXXXX")
-fi
-work=$(cd "$work" && pwd -P)  # physical: the programs see their own paths so (/proc/self/exe)
-src=$work/src build=$work/build prefix=$work/prefix root=$work/deb-root
-
-# shellcheck source=SCRIPTDIR/../mpi/mpiexec_flags.sh
-source "$repo/tests/mpi/mpiexec_flags.sh"
-
-# --- build, install, package ---------------------------------------------------------------------
-
-say "copying the source tree to $src"
-mkdir -p "$src"
-if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  # Tracked and untracked-but-not-ignored files that exist (a tracked file deleted in the work tree is not).
-  (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
-     while IFS= read -r -d '' f; do if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\0' "$f"; fi; done |
-     tar --null -T - -cf -) | tar -C "$src" -xf -
-else
-  (cd "$repo" && tar --exclude='./build*' --exclude='./.git' -cf - .) | tar -C "$src" -xf -
-fi
-
-say "building the copy in $build (CUDA architectures $archs, $jobs jobs)"
-cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$archs" \
-  -DMPSBENCH_BUILD_TESTS=OFF >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure"; }
-cmake --build "$build" -j "$jobs" >"$work/build.log" 2>&1 || { tail -n 50 "$work/build.log"; fail "build"; }
-
-say "cmake --install --prefix $prefix"
-cmake --install "$build" --prefix "$prefix" >"$work/install.log"
-
-say "cpack -G DEB"
-(cd "$build" && cpack -G DEB) >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; fail "cpack -G DEB"; }
-debs=("$build"/mpsbench_*.deb)
-if [ ${#debs[@]} -ne 1 ] || [ ! -f "${debs[0]}" ]; then fail "cpack made no single mpsbench_*.deb: ${debs[*]}"; fi
-deb=$work/$(basename "${debs[0]}")
-mv "${debs[0]}" "$deb"
-dpkg-deb -I "$deb" >"$work/control.txt"
-field() { dpkg-deb -f "$deb" "$1"; }
-[ "$(field Package)" = mpsbench ] || fail "Package: $(field Package)"
-[ "$(field Version)" = "$version" ] || fail "Version: '$(field Version)', VERSION says '$version'"
-depends=$(field Depends)
-for want in 'openmpi-bin' 'libopenmpi3t64 | libopenmpi3' 'cuda-cudart-' 'libcublas-' 'python3'; do
-  case ", $depends" in *"$want"*) ;; *) fail "Depends lacks '$want': $depends" ;; esac
-done
-dpkg -x "$deb" "$root"
-
-say "deleting the source copy and the build tree"
-rm -rf "$src" "$build"
 
 # --- the installed programs ----------------------------------------------------------------------
 
@@ -157,8 +104,109 @@ EOF
   )
 }
 
-check_tree "$prefix" cmake-install
-check_tree "$root/usr" deb
+if [ "${1:-}" = --trees ]; then
+  work=$2 version=$MPSBENCH_INSTALL_CHECK_VERSION
+  [ ! -e "$MPSBENCH_INSTALL_CHECK_HIDDEN/VERSION" ] || fail "$MPSBENCH_INSTALL_CHECK_HIDDEN is not hidden"
+  # shellcheck source=SCRIPTDIR/../mpi/mpiexec_flags.sh
+  source "$work/mpiexec_flags.sh"
+  check_tree "$work/prefix" cmake-install
+  check_tree "$work/deb-root/usr" deb
+  exit 0
+fi
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+jobs=${MPSBENCH_INSTALL_CHECK_JOBS:-$(nproc)}
+archs=${MPSBENCH_INSTALL_CHECK_CUDA_ARCHITECTURES:-90-real}
+version=$(head -n 1 "$repo/VERSION")
+started=$SECONDS
+
+if [ $# -gt 0 ]; then
+  work=$1
+  [ ! -e "$work" ] || [ -z "$(ls -A "$work")" ] || fail "$work: exists and is not empty"
+  mkdir -p "$work"
+else
+  work=$(mktemp -d "${TMPDIR:-/tmp}/mpsbench-install-check.XXXXXX")
+fi
+work=$(cd "$work" && pwd -P)  # physical: the programs see their own paths so (/proc/self/exe)
+src=$work/src build=$work/build prefix=$work/prefix root=$work/deb-root
+
+# shellcheck source=SCRIPTDIR/../mpi/mpiexec_flags.sh
+source "$repo/tests/mpi/mpiexec_flags.sh"
+
+# --- build, install, package ---------------------------------------------------------------------
+
+# build_copy: git's files of the checkout copied to $src and built in $build.
+build_copy() {
+  say "copying the source tree to $src"
+  mkdir -p "$src"
+  if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    # Tracked and untracked-but-not-ignored files that exist (a tracked file deleted in the work tree is not).
+    (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
+       while IFS= read -r -d '' f; do if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\0' "$f"; fi; done |
+       tar --null -T - -cf -) | tar -C "$src" -xf -
+  else
+    (cd "$repo" && tar --exclude='./build*' --exclude='./.git' -cf - .) | tar -C "$src" -xf -
+  fi
+  say "building the copy in $build (CUDA architectures $archs, $jobs jobs)"
+  cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$archs" \
+    -DMPSBENCH_BUILD_TESTS=OFF >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure"; }
+  cmake --build "$build" -j "$jobs" >"$work/build.log" 2>&1 || { tail -n 50 "$work/build.log"; fail "build"; }
+}
+
+# can_hide: whether a mount namespace can hide the checkout from the installed programs.
+can_hide() {
+  [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -m true 2>/dev/null
+}
+
+given=${MPSBENCH_INSTALL_CHECK_BUILD:-}
+if [ -n "$given" ] && ! can_hide; then
+  say "no mount namespace here to hide the checkout from the installed programs (needs root and unshare -m): building a copy instead of installing from $given"
+  given=
+fi
+if [ -n "$given" ]; then
+  build=$(cd "$given" && pwd -P)
+  say "installing from the checkout's build tree $build"
+else
+  build_copy
+fi
+
+say "cmake --install --prefix $prefix"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+
+say "cpack -G DEB"
+(cd "$build" && cpack -G DEB -B "$work/cpack") >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; fail "cpack -G DEB"; }
+debs=("$work"/cpack/mpsbench_*.deb)
+if [ ${#debs[@]} -ne 1 ] || [ ! -f "${debs[0]}" ]; then fail "cpack made no single mpsbench_*.deb: ${debs[*]}"; fi
+deb=$work/$(basename "${debs[0]}")
+mv "${debs[0]}" "$deb"
+rm -rf "$work/cpack"
+dpkg-deb -I "$deb" >"$work/control.txt"
+field() { dpkg-deb -f "$deb" "$1"; }
+[ "$(field Package)" = mpsbench ] || fail "Package: $(field Package)"
+[ "$(field Version)" = "$version" ] || fail "Version: '$(field Version)', VERSION says '$version'"
+depends=$(field Depends)
+for want in 'openmpi-bin' 'libopenmpi3t64 | libopenmpi3' 'cuda-cudart-' 'libcublas-' 'python3'; do
+  case ", $depends" in *"$want"*) ;; *) fail "Depends lacks '$want': $depends" ;; esac
+done
+dpkg -x "$deb" "$root"
+
+if [ -n "$given" ]; then
+  # Every path of the checkout (its build tree inside it, or hidden too) behind an empty tmpfs; this script
+  # and its helper run from their copies in $work.
+  cp "$0" "$work/check_installed.sh"
+  cp "$repo/tests/mpi/mpiexec_flags.sh" "$work/mpiexec_flags.sh"
+  say "hiding $repo and $build from the installed programs (a mount namespace)"
+  # shellcheck disable=SC2016
+  MPSBENCH_INSTALL_CHECK_VERSION=$version MPSBENCH_INSTALL_CHECK_HIDDEN=$repo unshare -m bash -c \
+    'mount -t tmpfs none "$1" && { [ "${2#"$1"/}" != "$2" ] || mount -t tmpfs none "$2"; } &&
+     exec bash "$3/check_installed.sh" --trees "$3"' hide "$repo" "$build" "$work" ||
+    fail "the installed programs, with the checkout hidden"
+else
+  say "deleting the source copy and the build tree"
+  rm -rf "$src" "$build"
+  check_tree "$prefix" cmake-install
+  check_tree "$root/usr" deb
+fi
 
 say "the control file of $(basename "$deb"):"
 sed 's/^/  /' "$work/control.txt"
