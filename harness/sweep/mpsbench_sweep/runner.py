@@ -11,8 +11,9 @@ stop take a fraction of a second.
 Every exit (normal end, a job's error or crash, --timeout, SIGINT/SIGTERM/SIGHUP) goes through the same
 cleanup: the running job is ended (its keeper, its session, everything below it), our MPS daemon is quit
 (or killed) through its guardian and verified gone on this node, the private directories are removed,
-and the merged file is rewritten with what finished. Exit statuses: jobs/outcome.py. The settings are
-never changed: the client ramp's new plan replaces self.plan (plan.Plan), recorded in the sweep object.
+and the merged file is rewritten with what finished. Exit statuses: jobs/outcome.py; a signal during the
+cleanup makes the status 128 + signal, one after the last write changes nothing (signals.py). The settings
+are never changed: the client ramp's new plan replaces self.plan (plan.Plan), recorded in the sweep object.
 """
 import os
 import signal
@@ -59,28 +60,45 @@ class Runner:
 
     def run(self):
         with self.signals.installed():
-            code = EXIT_OK
             try:
-                self._run_jobs()
-            except Interrupted as e:
-                code = 128 + e.signum
-                say(f"interrupted by {signal.Signals(e.signum).name}: stopping the job and the MPS daemon")
-            except Stop as e:
-                code = e.code
-                say(f"error: {e.message}")
-            finally:
-                self.signals.cleaning_up()
+                stop = self._jobs()
+            finally:  # an unexpected error too: what the sweep started is ended
+                self.signals.cleaning = True
                 problems = self._cleanup()
+            code = stop.code if stop is not None else EXIT_OK
             if problems and code in (EXIT_OK, EXIT_VERIFY):
                 code = EXIT_FAILED
             if code == EXIT_OK and any(r["status"] in ("verification_failed", "run_failed") for r in self.records):
                 code = EXIT_VERIFY
             self.profile = self._profile()
-            self._merge(exit_code=code, final=True)
-            if self.write_error and code in (EXIT_OK, EXIT_VERIFY):
-                code = EXIT_FAILED
+            code = self.signals.settle(code, self._last_merge)
             self._report(code)
             return code
+
+    def _jobs(self):
+        """Runs the jobs; returns the Stop that ended them early, or None. Returns with the guard cleaning up, so
+        a signal from then on is noted, never raised; an Interrupted raised until then is caught here (the guard
+        holds its signal, which sets the exit status)."""
+        stop = None
+        try:
+            try:
+                self._run_jobs()
+            except Stop as e:
+                stop = e
+                say(f"error: {e.message}")
+            finally:
+                self.signals.cleaning = True  # an attribute, not a call: no handler can run before it
+        except Interrupted as e:
+            say(f"interrupted by {signal.Signals(e.signum).name}: stopping the job and the MPS daemon")
+        return stop
+
+    def _last_merge(self, code):
+        """The merged file written for the last time with the exit status code; the status as it then stands (a
+        file that could not be written fails a sweep that would have passed)."""
+        self._merge(exit_code=code, final=True)
+        if self.write_error and code in (EXIT_OK, EXIT_VERIFY):
+            code = EXIT_FAILED
+        return code
 
     def _run_jobs(self):
         self.daemons.check_node(self.s.modes)
