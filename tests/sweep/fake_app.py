@@ -16,6 +16,7 @@ $FAKE_APP_DIR/copy-I.count, so a fault can hit a copy's Nth run:
 It prints "result=ok run=N" on stdout (what the --app-check example looks for). Its own figure:
   --rate R           it prints "rate: R units/s" (R may be "copy" for 10 x (copy number + 1)) before ending
   --rate-text T      ... or "rate: T units/s" (a group that is not a number)
+  --pad-line N       the rate line starts with N characters "x" (a line longer than the farmer reads whole)
   --startup S        sleeps S seconds first (a slow start: imports, context, compilation)
   --sleep-per-copy S copy I sleeps I x S seconds more than --sleep (copies of different lengths)
   --count-rate R     then prints "N,progress" every --count-every seconds for --count-for seconds, N the
@@ -64,6 +65,7 @@ def main():
     p.add_argument("--remove-run-dir-on-run", type=int)
     p.add_argument("--rate")
     p.add_argument("--rate-text")
+    p.add_argument("--pad-line", type=int, default=0)
     p.add_argument("--startup", type=float, default=0.0)
     p.add_argument("--sleep-per-copy", type=float, default=0.0)
     p.add_argument("--count-rate", type=float)
@@ -125,7 +127,7 @@ def main():
     time.sleep(args.sleep + (args.sleep_per_copy * int(copy) if copy.isdigit() else 0.0))
     if args.rate is not None:
         value = 10.0 * (int(copy) + 1) if args.rate == "copy" else float(args.rate)
-        print(f"rate: {value} units/s", file=figures)
+        print("x" * args.pad_line + f"rate: {value} units/s", file=figures)
     if args.rate_text is not None:
         print(f"rate: {args.rate_text} units/s")
     print(f"result=ok run={run}")

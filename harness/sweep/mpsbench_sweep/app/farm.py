@@ -15,7 +15,8 @@ per step, `{"event": ..., "host": ...}`:
   warm     the warm-up runs (one per copy, untimed)
   window   one timed window: its length, every run (with --app-metric the rate
            its stdout reported, with --app-progress its timestamped counter
-           lines), the first failure, the GPU memory each copy used and how it
+           lines; figure_error: why its figure cannot be taken, metric.py),
+           the first failure, the GPU memory each copy used and how it
            was found (memory.py), the energy meter's answer for the window
            (meter.py) and left_running: the processes runs left behind, ended
   done     after `end`
@@ -29,7 +30,6 @@ sweep.
 import json
 import os
 import queue
-import re
 import signal
 import socket
 import subprocess
@@ -42,7 +42,7 @@ from ..lifetime import become_subreaper, die_with_parent, end_strays, stop_signa
 from .bind import cpu_list, cpu_sets
 from .copies import Copy, Farm, tail
 from .memory import MemorySampler
-from .metric import scan_rate
+from .metric import MetricSpec, scan_rate
 from .meter import Meter
 from .probe import ProbeError, run_probe
 
@@ -94,22 +94,28 @@ def build_copies(spec, gpus, host_dir):
     return copies
 
 
-def read_rates(metric, runs):
-    """--app-metric: each run that exited 0 gets the rate its stdout reported (the last matching line).
-    --app-progress: the counter lines were read as the run went (progress.py). Either way, a run whose
-    stdout never matched gets the last line of its stderr that does, if any (progress bars such as tqdm
-    write to stderr), for the failure's hint."""
-    pattern = re.compile(metric["regex"])
+def read_rates(spec, runs):
+    """Each run that exited 0 gets its figure (spec: the MetricSpec): with --app-metric the rate its stdout
+    reported (the last matching line), with --app-progress its counter lines, read as it went (progress.py).
+    Either way checked where read (metric.py): {id(run): why its figure cannot be taken} for the runs whose
+    figure is bad, which fail the configuration (job.py). A run whose stdout never matched gets the last line
+    of its stderr that does, if any (progress bars such as tqdm write to stderr), for the failure's hint."""
+    problems = {}
     for run in runs:
         if not run.succeeded:
             continue
-        if metric["method"] == "metric":
-            run.metric, run.metric_line = scan_rate(run.stdout, pattern)
-            matched = run.metric_line is not None
+        if spec.method == "metric":
+            scan = scan_rate(run.stdout, spec)
+            run.metric, run.metric_line, problem = scan.value, scan.line, scan.problem
+            matched = scan.line is not None
         else:
-            matched = bool((run.progress or {}).get("samples")) or bool((run.progress or {}).get("bad_line"))
-        if not matched:
-            run.stderr_match = scan_rate(run.stderr, pattern)[1]
+            problem = (run.progress or {}).get("error")
+            matched = bool((run.progress or {}).get("samples"))
+        if problem is not None:
+            problems[id(run)] = problem
+        elif not matched:
+            run.stderr_match = scan_rate(run.stderr, spec, "stderr").line
+    return problems
 
 
 def check_runs(check, runs, env):
@@ -126,13 +132,14 @@ def check_runs(check, runs, env):
             run.check_exit_code = 127
 
 
-def keep_only_useful_outputs(runs):
-    """Removes the outputs of passed runs but the last of each copy: a long window makes many."""
+def keep_only_useful_outputs(runs, problems):
+    """Removes the outputs of passed runs but the last of each copy: a long window makes many. A run whose
+    figure is bad (problems, read_rates) did not pass: the failure names its output."""
     last = {}
     for run in runs:
         last[run.copy] = run
     for run in runs:
-        passed = run.succeeded and run.check_exit_code in (None, 0)
+        passed = run.succeeded and run.check_exit_code in (None, 0) and id(run) not in problems
         if passed and last[run.copy] is not run:
             for path in (run.stdout, run.stderr):
                 try:
@@ -141,12 +148,13 @@ def keep_only_useful_outputs(runs):
                     pass
 
 
-def _runs_json(runs):
+def _runs_json(runs, problems):
     out = []
     for run in runs:
         record = run.record()
         if not run.succeeded and not run.stopped:
             record["stderr_tail"] = tail(run.stderr)
+        record["figure_error"] = problems.get(id(run))
         out.append(record)
     return out
 
@@ -218,8 +226,8 @@ def serve(stdin=sys.stdin):
     _emit("probed", gpus=gpus, states=states, cuda=probe.get("cuda"),
           build={k: probe.get(k) for k in ("version", "git_commit", "git_dirty")},
           cpus=[cpu_list(c.cpus) if c.cpus is not None else None for c in copies])
-    metric = spec.get("metric")
-    progress = re.compile(metric["regex"]) if metric and metric["method"] == "progress" else None
+    metric = MetricSpec(**spec["metric"]) if spec.get("metric") else None
+    progress = metric if metric and metric.method == "progress" else None
     meter = open_meter(spec, gpus)
     farm = Farm(spec["argv"], copies, os.environ, progress)
     commands = Commands(stdin, farm.abort)
@@ -253,11 +261,10 @@ def serve(stdin=sys.stdin):
                 return 3
             if spec.get("check"):
                 check_runs(spec["check"], window.runs, os.environ)
-            if metric:
-                read_rates(metric, window.runs)
-            keep_only_useful_outputs(window.runs)
+            problems = read_rates(metric, window.runs) if metric else {}
+            keep_only_useful_outputs(window.runs, problems)
             _emit("warm" if repetition < 0 else "window", repetition=repetition, window_s=window.window_s,
-                  runs=_runs_json(window.runs), memory_bytes=memory, memory_method=memory_method,
+                  runs=_runs_json(window.runs, problems), memory_bytes=memory, memory_method=memory_method,
                   left_running=left, meter=energy)
     except Interrupted as e:
         farm.abort()

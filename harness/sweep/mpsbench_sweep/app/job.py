@@ -23,7 +23,7 @@ from ..text import printable, say
 from .context import app_context
 from .figures import SHARED_ENOUGH
 from .probe import state_problem
-from .results import AppConfiguration, describe_run
+from .results import AppConfiguration, describe_run, run_place
 
 SETUP_TIMEOUT_S = 300.0  # the probes of one node
 
@@ -163,12 +163,20 @@ class AppRun(JobRun):
         return sorted(events, key=lambda e: order.get(e["host"], len(order)))
 
     def _runs_failed(self, events):
+        """Fails the configuration at the first run that failed, else at the first whose figure the farmer
+        could not take (figure_error, checked where it was read: metric.py); True when it did."""
         for event in events:
             for run in event["runs"]:
                 if run["exit_code"] != 0 and not run["stopped"]:
                     tail = run.get("stderr_tail", "").strip().splitlines()
                     self.config.fail(printable(describe_run(run, event["host"])
                                                + (f"; stderr ends: {tail[-1][:200]}" if tail else "")))
+                    return True
+        for event in events:
+            for run in event["runs"]:
+                if run.get("figure_error"):
+                    self.config.fail(printable(f"{self.app.metric.described()}: {run_place(run, event['host'])}: "
+                                               f"{run['figure_error']} ({run['stdout']})"))
                     return True
         return False
 

@@ -9,13 +9,19 @@ that the program prints as it goes. The farmer reads the run's stdout through a 
 timestamps each matching line when it arrives (ProgressLines); the rate comes later, from every
 copy's lines together (figures.py).
 
-Both: a number is ASCII decimal ("12", "3.5", "1e6", "-2"), thousands separators "," or "_" allowed
-("5,882"); a match whose group is not one is a failure naming the
-pattern and the text, never a silent zero.
+Both: every figure is checked once, here, where it is read (checked_figure), and one that cannot be
+taken is a BadFigure: the farmer reports it with the run and the sweep fails the configuration with one
+line naming the pattern and the value (job.py), never a silent zero, a traceback or a number the
+statistics cannot hold. A figure is ASCII decimal ("12", "3.5", "1e6"), thousands separators "," or "_"
+allowed ("5,882"); a rate lies in [MIN_RATE, MAX_FIGURE] (above 0) and so does its rate per second; a
+counter in [0, MAX_FIGURE] and never below its previous value. Lines are read whole (Lines): a newline
+or a carriage return ends one, and a line longer than MAX_LINE_BYTES is a BadFigure rather than read in
+pieces, which would cut "12345" into "12" and "345".
 """
 import math
 import re
 from dataclasses import dataclass
+from typing import Optional
 
 from ..inputs import InputError
 from ..text import printable, quoted
@@ -27,7 +33,14 @@ DEFAULT_UNIT = "units/s"
 MAX_PATTERN = 1000
 MAX_UNIT = 40
 MAX_SAMPLES = 2000       # counter lines kept per run (evenly thinned): enough to interpolate within 0.1 %
-MAX_LINE_BYTES = 1 << 20  # a longer "line" is read in pieces; a counter line is never that long
+MAX_LINE_BYTES = 1 << 20  # the longest line read whole (a figure's line is never near it); longer: BadFigure
+READ_BYTES = 1 << 16
+# The range of a figure. No program does more than 1e30 units of anything per second or in all (an exaflop
+# machine does 1e23 FLOP a day): a larger value is a pattern capturing the wrong number. The bounds also keep
+# every statistic finite and above 0: sums over millions of copies, squares (variance, Jain's index),
+# products with window lengths (work, J/unit) and their quotients.
+MAX_FIGURE = 1e30
+MIN_RATE = 1e-30
 # Time units a rate may be per, in seconds (for the energy per unit of work: energy.py).
 PER = {"s": 1.0, "sec": 1.0, "second": 1.0, "min": 60.0, "minute": 60.0, "h": 3600.0, "hr": 3600.0,
        "hour": 3600.0, "day": 86400.0, "d": 86400.0}
@@ -94,53 +107,138 @@ def number(text):
     return value if math.isfinite(value) else None
 
 
-def lines_of(chunk):
-    """The text lines of one chunk read up to a newline; carriage returns (progress bars) end lines too."""
-    return chunk.decode(errors="replace").splitlines()
+class BadFigure(Exception):
+    """A figure that cannot be taken: one line naming the value (the caller names the pattern and the run)."""
 
 
-def scan_rate(path, pattern):
-    """(value, matched line) of the last line of the file that pattern matches; (None, None) without one.
-    A match whose group is not a number gives (None, that line)."""
-    last = None
+def _shown(line):
+    return repr(printable(line.strip())[:200])
+
+
+def checked_figure(spec, group, line, previous=None):
+    """The value of one captured group (group: its text; line: the line it is in), checked for spec's method:
+    a rate (metric) or a counter (progress; previous: its last value). BadFigure when it cannot be taken."""
+    value = number(group)
+    if value is None:
+        raise BadFigure(f"printed a matching line whose group is not a number: {_shown(line)}")
+    what = f"printed {'the rate' if spec.method == 'metric' else 'the counter'} {printable(group.strip())[:40]}"
+    if spec.method == "metric":
+        per = work_unit(spec.unit)
+        per_second = value / per[1] if per else value
+        if value <= 0:
+            raise BadFigure(f"{what} ({_shown(line)}): a rate must be above 0")
+        if not MIN_RATE <= value <= MAX_FIGURE or not MIN_RATE <= per_second <= MAX_FIGURE:
+            raise BadFigure(f"{what} ({_shown(line)}): out of range: a rate, and its rate per second, lies within "
+                            f"{MIN_RATE:g} to {MAX_FIGURE:g} (does the pattern capture the right number?)")
+        return value
+    if not 0 <= value <= MAX_FIGURE:
+        raise BadFigure(f"{what} ({_shown(line)}): out of range: a counter of work done so far lies within 0 to "
+                        f"{MAX_FIGURE:g} (does the pattern capture the right number?)")
+    if previous is not None and value < previous:
+        raise BadFigure(f"the counter went down from {previous:g} to {value:g} ({_shown(line)}): it must be "
+                        "cumulative (steps, iterations or samples done so far)")
+    return value
+
+
+class Lines:
+    """Text lines from bytes as they arrive, each whole: a newline or a carriage return (a progress bar's
+    redraw) ends one. A line longer than MAX_LINE_BYTES raises BadFigure: read in pieces, a figure at a
+    piece's edge would be cut ("12345" read as "12")."""
+
+    def __init__(self, stream_name="stdout"):
+        self.pending = b""
+        self.stream_name = stream_name
+
+    def _too_long(self):
+        return BadFigure(f"a line of its {self.stream_name} is longer than {MAX_LINE_BYTES >> 20} MiB, the most "
+                         "the farmer reads as one line (a figure on it could be cut): print the figure on a "
+                         "shorter line")
+
+    def push(self, chunk):
+        """The lines that chunk completes."""
+        data = self.pending + chunk
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        done, self.pending = (data[:cut + 1], data[cut + 1:]) if cut >= 0 else (b"", data)
+        lines = done.splitlines()
+        if len(self.pending) > MAX_LINE_BYTES or any(len(line) > MAX_LINE_BYTES for line in lines):
+            raise self._too_long()
+        return [line.decode(errors="replace") for line in lines]
+
+    def end(self):
+        """The last line, which no newline ended."""
+        rest, self.pending = self.pending, b""
+        return [rest.decode(errors="replace")] if rest else []
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What a run's output file says: value and line of the last line the pattern matches (None without one),
+    or why its figure cannot be taken (problem, a BadFigure's text)."""
+
+    value: Optional[float] = None
+    line: Optional[str] = None
+    problem: Optional[str] = None
+
+
+def scan_rate(path, spec, stream_name="stdout"):
+    """The Scan of a finished run's output file for spec's pattern (--app-metric: its last match is the rate)."""
+    pattern, lines, last = spec.pattern(), Lines(stream_name), None
     try:
         with open(path, "rb") as f:
-            while True:
-                chunk = f.readline(MAX_LINE_BYTES)
-                if not chunk:
-                    break
-                for line in lines_of(chunk):
-                    m = pattern.search(line)
-                    if m is not None:
-                        last = (m.group(1), line)
+            for chunk in iter(lambda: f.read(READ_BYTES), b""):
+                for line in lines.push(chunk):
+                    last = _match(pattern, line) or last
+            for line in lines.end():
+                last = _match(pattern, line) or last
+        if last is None:
+            return Scan()
+        return Scan(checked_figure(spec, *last), printable(last[1].strip())[:200])
+    except BadFigure as e:
+        return Scan(line=printable(last[1].strip())[:200] if last else None, problem=str(e))
     except OSError:
-        return None, None
-    if last is None:
-        return None, None
-    return number(last[0]), printable(last[1].strip())[:200]
+        return Scan()
+
+
+def _match(pattern, line):
+    """(the first group's text, the line) where pattern matches line, else None; a group that matched nothing
+    is empty text (not a number)."""
+    m = pattern.search(line)
+    return (m.group(1) or "", line) if m is not None else None
 
 
 class ProgressLines:
-    """The counter lines of one run as they arrive: (seconds since the window's start, value)."""
+    """The counter lines of one run as they arrive: (seconds since the window's start, value). The first
+    figure that cannot be taken (checked_figure, Lines) ends the reading: error says why."""
 
-    def __init__(self, pattern, clock_origin):
-        self.pattern, self.origin = pattern, clock_origin
+    def __init__(self, spec, clock_origin):
+        self.spec, self.pattern, self.origin = spec, spec.pattern(), clock_origin
+        self.lines = Lines()
         self.samples = []
-        self.bad = None          # the first matching line whose group is not a number
-        self.went_down = None    # (before, after) the first time the counter decreased
+        self.error = None
 
     def feed(self, chunk, now):
-        for line in lines_of(chunk):
-            m = self.pattern.search(line)
-            if m is None:
-                continue
-            value = number(m.group(1))
-            if value is None:
-                self.bad = self.bad or printable(line.strip())[:200]
-                continue
-            if self.samples and value < self.samples[-1][1] and self.went_down is None:
-                self.went_down = (self.samples[-1][1], value)
-            self.samples.append((round(now - self.origin, 6), value))
+        """Bytes of the run's stdout as they arrived at now."""
+        if self.error is None:
+            try:
+                self._take(self.lines.push(chunk), now)
+            except BadFigure as e:
+                self.error = str(e)
+
+    def end(self, now):
+        """The run's stdout has ended: its last line, without a newline."""
+        self.feed(b"", now)
+        if self.error is None:
+            try:
+                self._take(self.lines.end(), now)
+            except BadFigure as e:
+                self.error = str(e)
+
+    def _take(self, lines, now):
+        for line in lines:
+            found = _match(self.pattern, line)
+            if found is not None:
+                previous = self.samples[-1][1] if self.samples else None
+                self.samples.append((round(now - self.origin, 6), checked_figure(self.spec, *found, previous)))
 
     @property
     def first_s(self):
@@ -155,8 +253,7 @@ class ProgressLines:
         return [list(self.samples[i]) for i in picks]
 
     def record(self):
-        return {"samples": self.thinned(), "lines": len(self.samples), "bad_line": self.bad,
-                "went_down": list(self.went_down) if self.went_down else None}
+        return {"samples": self.thinned(), "lines": len(self.samples), "error": self.error}
 
 
 def work_unit(unit):

@@ -3,8 +3,9 @@
 A run's stdout is a pipe (never a terminal: the program buffers as it would into a file; Python
 programs get PYTHONUNBUFFERED=1 so that each line leaves at once). A reader thread per run copies
 every chunk to the run's .out file (for --app-check and for the user) and hands each line to the
-run's ProgressLines, timestamped on arrival (time.monotonic, the window's clock); a carriage return
-ends a line too (progress bars redraw theirs).
+run's ProgressLines, timestamped on arrival (time.monotonic, the window's clock), which reads whole
+lines and checks every counter as it comes (metric.py); a carriage return ends a line too (progress
+bars redraw theirs).
 
 CommonWindow follows the copies of this node live: it calls `span.start()` when every copy has
 printed its first counter line and `span.stop()` when the first copy's run ends, so that the energy
@@ -13,18 +14,18 @@ meter (meter.py) covers the stretch the rates are taken from, start-up excluded.
 import threading
 import time
 
-from .metric import MAX_LINE_BYTES, ProgressLines
+from .metric import READ_BYTES, ProgressLines
 
 READER_JOIN_S = 5.0
-READ_BYTES = 1 << 16
 
 
 class RunReader:
     """Reads one run's stdout pipe until it closes: the .out file and the counter lines."""
 
-    def __init__(self, stream, out_path, pattern, origin, on_first):
+    def __init__(self, stream, out_path, spec, origin, on_first):
+        """spec: the MetricSpec of --app-progress."""
         self.stream, self.out_path = stream, out_path
-        self.lines = ProgressLines(pattern, origin)
+        self.lines = ProgressLines(spec, origin)
         self.on_first = on_first   # called once, at the run's first counter line
         self._told = False
         self.error = None
@@ -33,6 +34,9 @@ class RunReader:
 
     def _feed(self, data, now):
         self.lines.feed(data, now)
+        self._tell()
+
+    def _tell(self):
         if not self._told and self.lines.samples:
             self._told = True
             self.on_first()
@@ -41,21 +45,13 @@ class RunReader:
         try:
             with open(self.out_path, "wb") as out:
                 # What has arrived, not up to a newline: a progress bar redraws its line after a carriage
-                # return, and each redraw is a counter line with its own time of arrival.
-                pending = b""
+                # return, and each redraw is a counter line with its own time of arrival (metric.Lines).
                 for chunk in iter(lambda: self.stream.read1(READ_BYTES), b""):
                     now = time.monotonic()
                     out.write(chunk)
-                    pending += chunk
-                    cut = max(pending.rfind(b"\n"), pending.rfind(b"\r"))
-                    if cut >= 0:
-                        self._feed(pending[:cut + 1], now)
-                        pending = pending[cut + 1:]
-                    elif len(pending) >= MAX_LINE_BYTES:  # a "line" that long is read in pieces
-                        self._feed(pending, now)
-                        pending = b""
-                if pending:  # the last line, without a newline
-                    self._feed(pending, time.monotonic())
+                    self._feed(chunk, now)
+                self.lines.end(time.monotonic())
+                self._tell()
         except (OSError, ValueError) as e:
             self.error = str(e)
         finally:

@@ -40,6 +40,12 @@ def counted(run):
     return run["exit_code"] == 0 and run.get("check_exit_code") in (None, 0)
 
 
+def run_place(run, host):
+    """Which run: 'copy 0 on HOST, repetition 1 run 2' (or its warm-up run)."""
+    where = "warm-up run" if run["repetition"] < 0 else f"repetition {run['repetition'] + 1} run {run['number'] + 1}"
+    return f"copy {run['copy']} on {host}, {where}"
+
+
 def describe_run(run, host):
     if run.get("start_error"):
         how = f"could not start: {run['start_error']}"
@@ -47,8 +53,7 @@ def describe_run(run, host):
         how = f"was killed by signal {run['signal']}"
     else:
         how = f"exited with status {run['exit_code']}"
-    where = "warm-up run" if run["repetition"] < 0 else f"repetition {run['repetition'] + 1} run {run['number'] + 1}"
-    return f"copy {run['copy']} on {host}, {where}, {how}"
+    return f"{run_place(run, host)}, {how}"
 
 
 def failed_runs(node_events):
