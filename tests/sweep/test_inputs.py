@@ -3,11 +3,17 @@
 Numbers are ASCII decimal (Python's int() and isdigit() take "²", "３", "٣"); names a user gives become
 printable text; what the engine refuses, the sweep refuses before it starts anything (issue 25).
 """
+import contextlib
+import io
 import os
+import sys
 import unittest
 
 from sweeptest import OneLine, SweepTestCase
-from test_app import FAKE_APP, AppTestCase
+from test_app import FAKE_APP, FAKE_MPIRUN, AppTestCase
+
+from mpsbench_sweep.cli import build_parser  # noqa: E402
+from mpsbench_sweep.launcher import Launcher, LauncherError  # noqa: E402
 
 UNICODE_DIGITS = ("\u00b2", "\uff13", "\u0663", "1\u00b2")  # superscript two, full-width 3, Arabic-Indic 3
 
@@ -62,6 +68,57 @@ class Names(OneLine, AppTestCase):
         self.assertIn("\\x1b[2Jcleared", r.stderr)  # the failed run's stderr, escaped
         name = self.merged()["results"][0]["app"]["name"]
         self.assertTrue(name.isprintable(), name)
+
+
+class EmptyValues(OneLine, AppTestCase):
+    """An empty value is refused like a blank one, by every option that takes one: never read as the option
+    left out (issue 36: --app-check '' ran no check and recorded verified: true)."""
+
+    def test_every_option_that_takes_a_value(self):
+        parser = build_parser()
+        flags = [a.option_strings[-1] for a in parser._actions if a.option_strings and a.nargs != 0]
+        self.assertGreaterEqual(len(flags), 30)
+        self.assertLessEqual({"--app-check", "--app-launcher", "--output", "--rounds", "--device"}, set(flags))
+        for flag in flags:
+            for value in ("", " "):
+                with self.subTest(flag=flag, value=value):
+                    err = io.StringIO()
+                    with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as exit_:
+                        build_parser().parse_args([flag, value])
+                    self.assertEqual(exit_.exception.code, 2)
+                    self.assertEqual(len(err.getvalue().strip().splitlines()), 1, err.getvalue())
+                    self.assertIn(f"argument {flag}: '{value}' is {'blank' if value else 'empty'}", err.getvalue())
+
+    def test_an_empty_check_and_an_empty_launcher_through_the_sweep(self):
+        for flag in ("--app-check", "--app-launcher"):
+            with self.subTest(flag=flag):
+                self.refused(self.cpu_args(f"{FAKE_APP} --sleep 0.05", flag, ""), f"argument {flag}: '' is empty")
+        self.assertFalse(os.path.exists(self.output))
+
+
+class Templates(OneLine, AppTestCase):
+    """A launcher template is filled once before anything starts (issue 36: {np:.5} passed the check and ended
+    in a traceback when the first configuration started)."""
+
+    def test_a_format_spec_or_conversion_is_refused_naming_the_option(self):
+        for flag, spec, node_spec in (("--launcher", "{np:.5}", "auto"), ("--launcher", "{np_per_node:x}", "auto"),
+                                      ("--launcher", "{np!r}", "auto"), ("--node-launcher", "{nodes:>3}", None),
+                                      ("--launcher", "{np:{nodes}}", "auto")):
+            with self.subTest(spec=spec):
+                template = f"{sys.executable} -n {spec}"
+                with self.assertRaisesRegex(LauncherError, f"^{flag}: '.*' in '.*': a placeholder takes no format"):
+                    if node_spec is None:
+                        Launcher(f"{sys.executable} -n {{np}}", template)
+                    else:
+                        Launcher(template, node_spec)
+        self.assertEqual(Launcher(f"{sys.executable} -n {{np}}").job_command(["a"], 4, 1, {}),
+                         [sys.executable, "-n", "4", "a"])
+
+    def test_an_app_launcher_template_through_the_sweep(self):
+        self.refused(self.cpu_args(f"{FAKE_APP} --sleep 0.05", "--app-launcher",
+                                   f"{sys.executable} {FAKE_MPIRUN} -np {{np:.5}}"),
+                     "--app-launcher: '{np:.5}' in ", "a placeholder takes no format spec or conversion; write {np}")
+        self.assertFalse(os.path.exists(self.app_dir + "/copies.log"), "nothing may start")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Command line of mpsbench-sweep: the options, their help, and main().
 
-Every value is checked as it is parsed (inputs.py: ASCII decimal, within mpsbench's own limits); an
-error is one line and exit status 2, argparse's own included. configure.py turns the parsed options
-into the frozen settings, the runner runs them.
+Every value is checked as it is parsed (inputs.py: ASCII decimal, within mpsbench's own limits; no option
+takes an empty value: given()); an error is one line and exit status 2, argparse's own included.
+configure.py turns the parsed options into the frozen settings, the runner runs them.
 """
 import argparse
 import signal
@@ -20,7 +20,7 @@ from .launcher import LauncherError
 from .lifetime import stop_signals
 from .plan import DEFAULT_ROUNDS, MAX_ROUNDS
 from .runner import Runner
-from .text import printable
+from .text import printable, quoted
 
 MAX_NODES = 100000
 MAX_GPUS_PER_NODE = 1024       # mpsbench's --gpus: device indices 0-1023
@@ -66,6 +66,28 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT, f"{self.prog}: error: {printable(message)} (see --help)\n")
 
 
+def given(convert=None):
+    """The type of every option that takes a value (valued): an empty or blank value is refused, one line
+    naming the option, never read as the option left out (`--app-check ''` would run no check and call every
+    run verified; `--app-launcher ''` would farm separate copies). convert: the option's own type, if any."""
+    def parse(text):
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{quoted(text)} is {'blank' if text else 'empty'}: give a value, or "
+                                             "leave the option out for its default")
+        return convert(text) if convert is not None else text
+    parse.__name__ = getattr(convert, "__name__", "value")
+    return parse
+
+
+def valued(add_argument):
+    """add_argument of a parser or group, with every option that takes a value typed through given()."""
+    def add(*names, **kwargs):
+        if kwargs.get("action") is None:
+            kwargs["type"] = given(kwargs.get("type"))
+        return add_argument(*names, **kwargs)
+    return add
+
+
 def whole(flag, low, high):
     def parse(text):
         try:
@@ -90,7 +112,7 @@ def build_parser():
     p = OneLineParser(prog="mpsbench-sweep", description=DESCRIPTION, epilog=EPILOG,
                       formatter_class=argparse.RawDescriptionHelpFormatter,
                       usage="%(prog)s [options] [-- MPSBENCH-OPTIONS...]")
-    a = p.add_argument
+    a = valued(p.add_argument)
     a("--modes", default=None, metavar="LIST",
       help=f"sharing modes to compare, run in this order; also mps-mem (with --mem-limits) and green (SM "
            f"partitions in green contexts, compared with mps-qos) (default: "
@@ -164,7 +186,7 @@ def build_parser():
     a("--keep-parts", action="store_true",
       help="keep each job's part file after a successful merge (default: delete them; logs are kept)")
     g = p.add_argument_group("farming your own application (instead of mpsbench; harness/sweep/README.md)")
-    a = g.add_argument
+    a = valued(g.add_argument)
     a("--app", default=None, metavar="'COMMAND ARGS'",
       help="run this program as k copies per GPU (copy i of a node on GPU i mod G, by UUID in "
            "CUDA_VISIBLE_DEVICES) for every mode and k; one string, split as a shell would, never run through a "

@@ -15,6 +15,8 @@ import shutil
 import string
 import subprocess
 
+from .text import quoted
+
 # What a user's shell sets up for a program (a virtual environment, conda, environment modules, CUDA), which
 # the ranks of a farmed MPI application get from a plain `mpirun` on this node and which Open MPI forwards to
 # other nodes only with -x (mpirun --app-launcher: harness/sweep/README.md).
@@ -24,6 +26,7 @@ USER_ENV_VARS = ("PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "PYTHONPATH", "PYTHO
 MPS_VARS = ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
             "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT")
 PLACEHOLDERS = {"np", "np_per_node", "nodes"}
+SAMPLE = {"np": 16, "np_per_node": 8, "nodes": 2}  # what a template is filled with once, to check it
 
 
 class LauncherError(Exception):
@@ -47,12 +50,10 @@ def _open_mpi(mpirun):
 
 
 def _fields(template):
-    names = set()
-    for token in shlex.split(template):
-        for _, name, _, _ in string.Formatter().parse(token):
-            if name is not None:
-                names.add(name)
-    return names
+    """(name, format spec, conversion) of every placeholder of the template's tokens; ValueError for a
+    template that does not parse (a lone brace, unbalanced quotes)."""
+    return [(name, spec, conversion) for token in shlex.split(template)
+            for _, name, spec, conversion in string.Formatter().parse(token) if name is not None]
 
 
 class Launcher:
@@ -83,23 +84,37 @@ class Launcher:
 
     @staticmethod
     def _check_template(flag, template, needs_one_of):
+        """Refuses, before anything starts, a template that would fail or give the wrong command when filled:
+        it is filled once here with SAMPLE, as job_command and node_command fill it later."""
         try:
             tokens = shlex.split(template)
-            names = _fields(template)
+            fields = _fields(template)
         except ValueError as e:
-            raise LauncherError(f"{flag}: cannot parse '{template}': {e}") from e
+            raise LauncherError(f"{flag}: cannot parse {quoted(template)}: {e}") from None
         if not tokens:
             raise LauncherError(f"{flag}: empty command")
+        names = {name for name, _, _ in fields}
         unknown = names - PLACEHOLDERS
         if unknown:
             raise LauncherError(f"{flag}: unknown placeholder(s) {', '.join('{%s}' % n for n in sorted(unknown))} "
                                 f"(known: {{np}}, {{np_per_node}}, {{nodes}})")
+        # A format spec or conversion changes the number the launcher gets ({np:x} is hex, {np:.5} fails).
+        styled = [(name, spec, conversion) for name, spec, conversion in fields if spec or conversion]
+        if styled:
+            name, spec, conversion = styled[0]
+            shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise LauncherError(f"{flag}: {quoted(shown)} in {quoted(template)}: a placeholder takes no format "
+                                f"spec or conversion; write {{{name}}}")
         if not names & needs_one_of:
-            raise LauncherError(f"{flag}: '{template}' has none of "
+            raise LauncherError(f"{flag}: {quoted(template)} has none of "
                                 f"{', '.join('{%s}' % n for n in sorted(needs_one_of))}, so the number of "
                                 "processes would not follow the sweep")
+        try:
+            Launcher._fill(template, **SAMPLE)
+        except (ValueError, KeyError, IndexError, AttributeError, TypeError) as e:
+            raise LauncherError(f"{flag}: {quoted(template)} cannot be filled in: {e}") from None
         if shutil.which(tokens[0]) is None:
-            raise LauncherError(f"{flag}: '{tokens[0]}' is not an executable program")
+            raise LauncherError(f"{flag}: {quoted(tokens[0])} is not an executable program")
 
     @staticmethod
     def _fill(template, **values):

@@ -118,10 +118,11 @@ class AppSettings:
 def app_settings(args, nodes, gpus_per_node, node_gpus):
     """AppSettings from the parsed arguments, or InputError naming the bad value."""
     argv = split_command("--app", args.app)
-    check = split_command("--app-check", args.app_check) if args.app_check else None
+    # Given means given (an empty value is refused, never taken for the option left out: cli.given).
+    check = split_command("--app-check", args.app_check) if args.app_check is not None else None
     name = check_name(args.app_name) if args.app_name is not None else default_name(argv)
     launcher = None
-    if args.app_launcher:
+    if args.app_launcher is not None:
         try:
             launcher = Launcher(args.app_launcher, "auto")
         except LauncherError as e:
