@@ -9,9 +9,11 @@ tests/test_figure_layout.py checks all of it from matplotlib's own extents.
 
 from __future__ import annotations
 
+import hashlib
 import math
-import re
+import string
 import textwrap
+from urllib.parse import unquote
 
 import matplotlib
 
@@ -25,8 +27,31 @@ TITLE_SIZE = 12
 BOX_ALPHA = 0.25
 
 
+#: Characters a figure's file stem keeps as they are; every other one is percent-encoded (its UTF-8 bytes).
+STEM_KEEP = frozenset(string.ascii_letters + string.digits + ".+-,=")
+#: The longest encoded part of a stem: file names stay far below the 255 bytes file systems allow.
+MAX_STEM_PART = 100
+
+
+def _stem_part(text: str) -> str:
+    encoded = "".join(c if c in STEM_KEEP else "".join(f"%{b:02X}" for b in c.encode()) for c in text)
+    if len(encoded) <= MAX_STEM_PART:
+        return encoded
+    return encoded[:MAX_STEM_PART - 13] + "~" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def slug(*parts: str) -> str:
-    return "_".join(re.sub(r"[^A-Za-z0-9.+-]+", "-", str(p)) for p in parts)
+    """A figure's file stem: the parts joined by "_", each percent-encoded outside STEM_KEEP ("_", the
+    separator, and "%", the escape, included), so that different names never share a file: two applications
+    whose names differ only in "/" and "," overwrote each other's figures when every other character became
+    "-". A part longer than MAX_STEM_PART encoded ends in "~" and a hash of its exact text ("~" is encoded
+    anywhere else). The stems of kernels, precisions and sizes (``throughput_matmul_fp32``) are unchanged."""
+    return "_".join(_stem_part(str(p)) for p in parts)
+
+
+def stem_part_text(part: str) -> str:
+    """The text a stem's part was made from (its start, for a part cut short by a hash)."""
+    return unquote(part)
 
 
 def sizes_of(df) -> list:

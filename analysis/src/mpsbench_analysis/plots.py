@@ -242,7 +242,8 @@ def figure_makers(rs: ResultSet) -> list[tuple[str, Maker]]:
     gain (when mps and timeslice were both measured), per-rank times, energy per unit of work and SM
     activity (where the results have them: energy_plot.py), and for a latency kernel a latency-throughput
     figure per size; then, when the files hold a mix, the slowdown heatmap (stem
-    ``slowdown_mix``).  An application's stems name it after ``app`` (``throughput_app_NAME``).
+    ``slowdown_mix``).  An application's stems name it after ``app`` (``throughput_app_NAME``); a stem's
+    parts are escaped so that different names never share one (figure_layout.slug).
     """
     out: list[tuple[str, Maker]] = []
     groups = _figure_groups(rs)

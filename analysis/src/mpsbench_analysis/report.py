@@ -39,7 +39,7 @@ from .energy import unavailable_note
 from .crossover import all_crossovers
 from .crossover_text import table_columns as crossover_columns
 from .errors import AnalysisError
-from .figure_layout import figure_title
+from .figure_layout import figure_title, stem_part_text
 from .loader import ResultSet
 from .plots import figure_makers
 from .slowdown import LEGEND as SLOWDOWN_LEGEND, slowdown_table, table_columns as slowdown_columns
@@ -240,10 +240,11 @@ def build_report(rs: ResultSet, threshold: float | None = None) -> str:
     for stem, make in figure_makers(rs):
         fig = make()
         try:
-            group = "_".join(stem.split("_")[1:3])  # kernel and precision; "mix" for the slowdown figure
+            group = stem.split("_")[1:3]  # kernel and precision (an application: app, its name); mix
             if group != current:
                 current = group
-                plots.append(f"<h3>{_esc('mixed tenants' if group == 'mix' else group.replace('_', ' '))}</h3>")
+                title = "mixed tenants" if group == ["mix"] else " ".join(stem_part_text(p) for p in group)
+                plots.append(f"<h3>{_esc(title)}</h3>")
             plots.append(_figure_html(stem, fig))
         finally:
             plt.close(fig)
