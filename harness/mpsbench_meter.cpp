@@ -25,10 +25,17 @@
 //              (percent; the mean over the GPUs at the top).
 //            A figure that cannot be had is "available": false with a "reason" (no numbers), never a zero;
 //            a span shorter than ~0.2 s holds too few counter updates for energy.
-//     Anything else, or a stop without a span: {"error": "..."} and the meter goes on.
+//     Anything else, or a stop without a span: {"error": "..."} and the meter goes on. A line is read up
+//     to kMaxLine bytes (the rest of a longer one is skipped, and it is an error).
 //   End of input: exit 0 (an open span is dropped).
+//   Every line is ASCII JSON: bytes that are not UTF-8 (in an argument, a command, a path or a reason
+//   NVML gives) become U+FFFD, so nothing the meter is given can make it fail to write a line. GPM
+//   figures outside 0-100 % and an energy counter that rises faster than any GPU draws are a broken
+//   counter: "available": false with the reason (telemetry/gpm_check.cpp, energy_meter.cpp). An
+//   unexpected error still ends the meter with one line ({"ready": false, ...} or {"error": ...}), exit 3.
 // MPSBENCH_FAKE_NVML=FILE.json makes it read scripted counters (telemetry/fake_counters.hpp), for tests.
 #include <algorithm>
+#include <exception>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -46,6 +53,9 @@ using ojson = nlohmann::ordered_json;
 using mpsb::GpmFigures;
 
 constexpr int kExitUsage = 2;
+constexpr int kExitFailed = 3;
+constexpr std::size_t kMaxLine = 4096;  // a command is a word: a longer line is no command
+constexpr std::size_t kQuoted = 60;     // what an error quotes of a line it refuses
 
 const char* const kHelp =
     "usage: mpsbench-meter [--gpus UUID[,UUID...]] [--version]\n"
@@ -66,6 +76,12 @@ struct Gpu {
   std::unique_ptr<mpsb::GpmSample> first;
   std::string first_problem;
 };
+
+// One protocol line. ASCII only, and bytes that are not UTF-8 replaced: nlohmann's default (strict) throws
+// on them, which ended the meter with SIGABRT on a non-UTF-8 argument.
+std::string line_of(const ojson& j) { return j.dump(-1, ' ', true, ojson::error_handler_t::replace); }
+
+void emit(const ojson& j) { std::cout << line_of(j) << "\n" << std::flush; }
 
 ojson figure(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
 
@@ -194,13 +210,31 @@ std::vector<std::string> split_commas(const std::string& text) {
 }
 
 int not_ready(const std::string& reason) {
-  std::cout << ojson{{"ready", false}, {"reason", reason}}.dump() << "\n" << std::flush;
+  emit(ojson{{"ready", false}, {"reason", reason}});
   return kExitUsage;
 }
 
-}  // namespace
+// The next line of `in` into `line`, at most kMaxLine bytes of it (the rest is read and dropped: `too_long`);
+// false at the end of input. No line, however long, is held whole.
+bool read_line(std::istream& in, std::string& line, bool& too_long) {
+  line.clear();
+  too_long = false;
+  std::istream::int_type c = 0;
+  bool any = false;
+  while ((c = in.get()) != std::istream::traits_type::eof()) {
+    any = true;
+    if (c == '\n') return true;
+    if (line.size() < kMaxLine) {
+      line += static_cast<char>(c);
+    } else {
+      too_long = true;
+    }
+  }
+  return any;
+}
 
-int main(int argc, char** argv) {
+// The meter; `ready` is set once the ready line is out (what an unexpected error's line must then be).
+int run(int argc, char** argv, bool& ready) {
   std::vector<std::string> wanted;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -212,12 +246,12 @@ int main(int argc, char** argv) {
       std::cout << "mpsbench-meter " << mpsb::build_version() << " (git " << mpsb::build_git_commit() << ")\n";
       return 0;
     }
-    if (arg == "--gpus" && i + 1 < argc) {
-      wanted = split_commas(argv[++i]);
-    } else if (arg.rfind("--gpus=", 0) == 0) {
-      wanted = split_commas(arg.substr(7));
+    if ((arg == "--gpus" && i + 1 < argc) || arg.rfind("--gpus=", 0) == 0) {
+      wanted = split_commas(arg == "--gpus" ? std::string(argv[++i]) : arg.substr(7));
+      // An empty list would silently meter every GPU instead of the ones meant.
+      if (wanted.empty()) return not_ready("--gpus names no GPU");
     } else {
-      std::cerr << "mpsbench-meter: error: unknown option '" << arg << "' (see --help)\n";
+      std::cerr << "mpsbench-meter: error: unknown option " << line_of(arg) << " (see --help)\n";
       return not_ready("unknown option '" + arg + "'");
     }
   }
@@ -240,14 +274,20 @@ int main(int argc, char** argv) {
     g.monitor = std::make_unique<mpsb::GpuMonitor>(std::move(counters));
     ready_gpus.push_back({{"index", g.index}, {"uuid", g.uuid}});
   }
-  std::cout << ojson{{"ready", true}, {"gpus", ready_gpus}}.dump() << "\n" << std::flush;
+  emit(ojson{{"ready", true}, {"gpus", ready_gpus}});
+  ready = true;
 
   bool open = false;
   double begin = 0;
   std::string line;
-  while (std::getline(std::cin, line)) {
+  bool too_long = false;
+  while (read_line(std::cin, line, too_long)) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
     line.erase(0, line.find_first_not_of(" \t"));
+    if (too_long) {
+      emit(ojson{{"error", "a line longer than " + std::to_string(kMaxLine) + " bytes (start or stop)"}});
+      continue;
+    }
     if (line.empty()) continue;
     if (line == "start") {
       begin = mpsb::now_seconds();
@@ -259,13 +299,31 @@ int main(int argc, char** argv) {
       }
       open = true;
     } else if (line == "stop" && open) {
-      std::cout << stop_span(gpus, begin).dump() << "\n" << std::flush;
+      emit(stop_span(gpus, begin));
       open = false;
     } else if (line == "stop") {
-      std::cout << ojson{{"error", "stop without a span (send start first)"}}.dump() << "\n" << std::flush;
+      emit(ojson{{"error", "stop without a span (send start first)"}});
     } else {
-      std::cout << ojson{{"error", "unknown command '" + line + "' (start or stop)"}}.dump() << "\n" << std::flush;
+      const std::string quoted = line.size() > kQuoted ? line.substr(0, kQuoted) + "..." : line;
+      emit(ojson{{"error", "unknown command '" + quoted + "' (start or stop)"}});
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool ready = false;
+  try {
+    return run(argc, argv, ready);
+  } catch (const std::exception& e) {  // out of memory, a thread that cannot start: one line, not an abort
+    const std::string why = std::string("mpsbench-meter: ") + e.what();
+    try {
+      emit(ready ? ojson{{"error", why}} : ojson{{"ready", false}, {"reason", why}});
+    } catch (const std::exception&) {
+      // The line cannot be written either: the exit status says it.
+    }
+    return kExitFailed;
+  }
 }

@@ -4,6 +4,7 @@
 // the console's time line.
 #include <gtest/gtest.h>
 
+#include "measure/gpu_watch.hpp"
 #include "measure/instance_cache.hpp"
 #include "measure/warmup.hpp"
 #include "registry.hpp"
@@ -13,7 +14,10 @@
 #include "results/result_json.hpp"
 #include "results/time_summary.hpp"
 #include "results/timing_json.hpp"
+#include "runtime/steady_clock.hpp"
 #include "scratch_dir.hpp"
+#include "telemetry/fake_counters.hpp"
+#include "telemetry/gpu_monitor.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -97,6 +101,33 @@ TEST(ActivityRecord, MeansOverTheGpusPerFigure) {
   EXPECT_FALSE(b.available);
   EXPECT_NE(b.reason.find("Hopper"), std::string::npos);
   EXPECT_EQ(activity_record({}, true).reason, "cpu device");
+}
+
+// A broken GPM counter (issue 36): mpsbench's own path (the watch, the record, its JSON) writes no figure of
+// it, only the reason, so the file is one the analysis accepts. The fake's reads take 0.12 s each, so its
+// two samples lie GPM's 0.1 s apart without the test waiting.
+TEST(ActivityRecord, ABrokenCounterGivesNoFigureOnlyItsReason) {
+  FakeGpu g;
+  g.uuid = "GPU-broken";
+  g.figures = GpmFigures{250.0, 40.0, 30.0, 10.0};
+  g.call_s = 0.12;
+  JobMonitor job;
+  job.monitor = std::make_unique<GpuMonitor>(make_fake_counters(g));
+  job.gpu_index = 0;
+  job.gpu_uuid = g.uuid;
+  GpuTelemetry t;
+  {
+    GpuWatch watch(job);
+    watch.span_begins(now_seconds());
+    t = watch.span_ends();
+  }
+  EXPECT_FALSE(t.activity_available);
+  EXPECT_NE(t.activity_reason.find("SM active 250%"), std::string::npos) << t.activity_reason;
+  const auto j = activity_json(activity_record({t}, false));
+  EXPECT_FALSE(j.at("available").get<bool>());
+  EXPECT_FALSE(j.contains("sm_active"));
+  EXPECT_NE(j.at("reason").get<std::string>().find("a broken counter"), std::string::npos) << j.dump();
+  EXPECT_FALSE(j.at("per_gpu").at(0).contains("sm_active"));
 }
 
 TEST(EnergyStretch, BatchesUntilTheFewestRepetitionsWouldCompleteTheSpan) {

@@ -1,12 +1,16 @@
 // The GPU telemetry (issue 27): the energy counter's arithmetic on known
 // reads, the scripted fake (MPSBENCH_FAKE_NVML), the background monitor on the
 // fake, the clock figures of a repetition, and the real NVML monitor where a
-// GPU is usable (skipped elsewhere).
+// GPU is usable (skipped elsewhere); a broken counter's figures refused
+// (issue 36).
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
 #include <chrono>
+#include <cmath>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "measure/gpu_watch.hpp"
@@ -74,6 +78,54 @@ TEST(EnergyMeter, AShortSpanBorrowsItsFirstUpdateFromTheWarmup) {
   EXPECT_TRUE(p.extended);
   EXPECT_NEAR(p.mean_power_w, 200.0, 1e-9);
   EXPECT_NEAR(p.span_s, 0.2, 1e-9);
+}
+
+// A counter no GPU could have given (issue 36): about 20 kW is refused with the reason; 1.4 kW (the largest GPUs
+// of 2026) is kept.
+TEST(EnergyMeter, APowerNoGpuDrawsIsABrokenCounter) {
+  PowerEstimate p = estimate_power(reads_of(0.0, 1.0, 0.01, 0.1, 0.005, 2'000'000), 0.0, 1.0, 0.0);
+  EXPECT_FALSE(p.available);
+  EXPECT_NE(p.reason.find("a broken counter"), std::string::npos) << p.reason;
+  EXPECT_NE(p.reason.find("2e+04 W"), std::string::npos) << p.reason;
+  p = estimate_power(reads_of(0.0, 1.0, 0.01, 0.1, 0.005, 140'000), 0.0, 1.0, 0.0);
+  ASSERT_TRUE(p.available) << p.reason;
+  EXPECT_NEAR(p.mean_power_w, 1400.0, 1e-9);
+}
+
+// GPM figures are percentages (issue 36): one outside 0-100 or not finite means the samples cannot be trusted,
+// so no figure of them is kept, and the reason names each bad one.
+TEST(GpmCheck, AFigureOutsideAPercentageLeavesNoFigure) {
+  GpmFigures f{250.0, 40.0, -3.0, 10.0};
+  std::string why = "GPM metric 5: Not Supported (3)";
+  EXPECT_FALSE(check_gpm_figures(f, why));
+  EXPECT_FALSE(f.sm_active || f.sm_occupancy || f.dram_bw || f.tensor_active);
+  EXPECT_EQ(why, "GPM metric 5: Not Supported (3); GPM gave SM active 250%, DRAM bandwidth -3%, outside 0-100%: "
+                 "a broken counter, so no figure of these samples is used");
+  f = GpmFigures{std::nan(""), 40.0, 30.0, 10.0};
+  why.clear();
+  EXPECT_FALSE(check_gpm_figures(f, why));
+  EXPECT_NE(why.find("SM active nan%"), std::string::npos) << why;
+  f = GpmFigures{100.0, 0.0, std::nullopt, 50.0};
+  why.clear();
+  EXPECT_TRUE(check_gpm_figures(f, why));
+  EXPECT_EQ(f.sm_active, std::optional<double>(100.0));
+  EXPECT_FALSE(f.dram_bw.has_value());
+  EXPECT_TRUE(why.empty());
+}
+
+// Every source goes through the check: the scripted fake's broken counter reaches no caller.
+TEST(GpmCheck, AFakesBrokenCounterIsCheckedLikeNvmls) {
+  FakeGpu g;
+  g.uuid = "GPU-broken";
+  g.figures = GpmFigures{80.0, 40.0, 30.0, 101.0};
+  auto counters = make_fake_counters(g);
+  std::string why;
+  const auto first = counters->gpm_sample(why);
+  const auto second = counters->gpm_sample(why);
+  ASSERT_TRUE(first && second) << why;
+  const GpmFigures f = counters->gpm_figures(*first, *second, why);
+  EXPECT_FALSE(f.sm_active || f.sm_occupancy || f.dram_bw || f.tensor_active);
+  EXPECT_NE(why.find("tensor active 101%"), std::string::npos) << why;
 }
 
 TEST(FakeNvml, ParsesDefaultsAndRefusesNonsense) {

@@ -46,6 +46,14 @@ PowerEstimate estimate_power(const std::vector<CounterRead>& reads, double from,
     p.reason = "the energy counter's updates are out of order";
     return p;
   }
+  if (millijoules / 1000.0 / seconds > kMaxGpuPowerW) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "the energy counter rose by %.6g J in %.3g s (%.3g W), more than any GPU draws: a broken counter",
+                  millijoules / 1000.0, seconds, millijoules / 1000.0 / seconds);
+    p.reason = text;
+    return p;
+  }
   p.available = true;
   p.span_s = seconds;
   p.mean_power_w = millijoules / 1000.0 / seconds;

@@ -48,9 +48,14 @@ struct PowerEstimate {
   bool extended = false;     // the first edge lies before `from` (fewer than two inside the span)
 };
 
+// A mean power above this comes from a broken counter, not a GPU: several times the largest GPU's power
+// limit (about 1.4 kW in 2026), so no real reading is refused.
+constexpr double kMaxGpuPowerW = 10000.0;
+
 // The mean power over the span [from, to] from the edges whose brackets lie inside it. Where fewer
 // than two do, the first edge may come from [extend_from, from), where the same work ran (the end of
-// the warm-up): `extended` says so. Fewer than two edges in [extend_from, to]: unavailable.
+// the warm-up): `extended` says so. Fewer than two edges in [extend_from, to], or a mean power above
+// kMaxGpuPowerW: unavailable.
 PowerEstimate estimate_power(const std::vector<CounterRead>& reads, double from, double to, double extend_from);
 
 }  // namespace mpsb

@@ -65,7 +65,9 @@ class FakeCounters final : public GpuCounters {
     sample->time_s = now_seconds();
     return sample;
   }
-  GpmFigures gpm_figures(const GpmSample&, const GpmSample&, std::string&) override { return gpu_.figures; }
+
+ protected:
+  GpmFigures read_gpm_figures(const GpmSample&, const GpmSample&, std::string&) override { return gpu_.figures; }
 
  private:
   void wait(double fraction = 1.0) const {
@@ -79,6 +81,17 @@ double number_or(const nlohmann::json& j, const char* key, double fallback) {
   if (!j.contains(key)) return fallback;
   if (!j.at(key).is_number()) throw std::invalid_argument(std::string("\"") + key + "\" is not a number");
   return j.at(key).get<double>();
+}
+
+// A number that is cast or slept on must be in range (a cast out of range is undefined); `whole`: an integer.
+double bounded_or(const nlohmann::json& j, const char* key, double fallback, double low, double high,
+                  bool whole = false) {
+  const double v = number_or(j, key, fallback);
+  if (!(v >= low && v <= high) || (whole && v != std::floor(v))) {
+    throw std::invalid_argument(std::string("\"") + key + "\" must be " + (whole ? "an integer " : "") + "in [" +
+                                std::to_string(low) + ", " + std::to_string(high) + "]");
+  }
+  return v;
 }
 
 // "ok", or one of the failures a fake may script.
@@ -106,14 +119,15 @@ FakeNvml parse_fake_nvml(const std::string& json_text) {
   for (const auto& g : j.at("gpus")) {
     FakeGpu gpu;
     gpu.uuid = g.at("uuid").get<std::string>();
-    gpu.index = static_cast<int>(number_or(g, "index", position++));
-    gpu.power_w = number_or(g, "power_w", gpu.power_w);
-    gpu.tick_s = number_or(g, "tick_s", gpu.tick_s);
+    gpu.index = static_cast<int>(bounded_or(g, "index", position++, 0, 65535, true));
+    // power_w may be far above any GPU's: a test scripts a broken counter so.
+    gpu.power_w = bounded_or(g, "power_w", gpu.power_w, 0, 1e9);
+    gpu.tick_s = bounded_or(g, "tick_s", gpu.tick_s, 0.001, 100);
     if (!(gpu.tick_s > 0) || !(gpu.power_w >= 0)) throw std::invalid_argument("tick_s must be > 0, power_w >= 0");
     if (g.contains("energy")) gpu.energy = support_of(g.at("energy"), "energy");
-    gpu.sm_clock_mhz = number_or(g, "sm_clock_mhz", gpu.sm_clock_mhz);
-    gpu.max_sm_clock_mhz = number_or(g, "max_sm_clock_mhz", gpu.max_sm_clock_mhz);
-    gpu.event_reasons = static_cast<std::uint64_t>(number_or(g, "event_reasons", 0));
+    gpu.sm_clock_mhz = bounded_or(g, "sm_clock_mhz", gpu.sm_clock_mhz, 0, 1e6);
+    gpu.max_sm_clock_mhz = bounded_or(g, "max_sm_clock_mhz", gpu.max_sm_clock_mhz, 0, 1e6);
+    gpu.event_reasons = static_cast<std::uint64_t>(bounded_or(g, "event_reasons", 0, 0, 9007199254740992.0, true));
     if (g.contains("gpm")) {
       const auto& gpm = g.at("gpm");
       if (gpm.is_string()) {
@@ -125,7 +139,7 @@ FakeNvml parse_fake_nvml(const std::string& json_text) {
                                  number_or(gpm, "tensor_active", *gpu.figures.tensor_active)};
       }
     }
-    gpu.call_s = number_or(g, "call_s", 0);
+    gpu.call_s = bounded_or(g, "call_s", 0, 0, 10);
     fake.gpus.push_back(std::move(gpu));
   }
   if (j.contains("cpu_device_as")) fake.cpu_device_as = j.at("cpu_device_as").get<std::string>();

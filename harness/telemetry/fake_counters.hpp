@@ -9,7 +9,8 @@
 //              "energy": "ok",                          or "not_supported", "no_permission"
 //              "sm_clock_mhz": 1980, "max_sm_clock_mhz": 1980, "event_reasons": 0,
 //              "gpm": {"sm_active": 80, "sm_occupancy": 40, "dram_bw": 30, "tensor_active": 10},
-//                                                       or "not_supported", "no_permission"
+//                                                       or "not_supported", "no_permission"; any number, so a
+//                                                       broken counter (250, -3) can be scripted
 //              "call_s": 0.004}],                       every read takes this long (NVML's ~4 ms); default 0
 //    "cpu_device_as": "GPU-fake-0"}                     optional: mpsbench --device cpu meters this GPU as if
 //                                                       the ranks ran on it (end-to-end tests of the records)

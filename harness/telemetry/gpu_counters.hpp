@@ -47,8 +47,19 @@ class GpuCounters {
   // nullptr with `why` set when the sample could not be taken.
   virtual std::unique_ptr<GpmSample> gpm_sample(std::string& why) = 0;
   // The figures between two samples of this GPU (first taken first); `why` names any metric missing.
-  virtual GpmFigures gpm_figures(const GpmSample& first, const GpmSample& second, std::string& why) = 0;
+  // Checked here, for every source (gpm_check.cpp): a figure that is no percentage (outside 0-100, not
+  // finite) comes from a broken counter, and as all four come from the same two samples, none is kept
+  // then: every figure nullopt, `why` names the figure and its value. Not virtual, so no source skips it.
+  GpmFigures gpm_figures(const GpmSample& first, const GpmSample& second, std::string& why);
+
+ protected:
+  // The figures as the source gives them, unchecked.
+  virtual GpmFigures read_gpm_figures(const GpmSample& first, const GpmSample& second, std::string& why) = 0;
 };
+
+// Keeps `f` when every figure it has is a percentage (finite, 0-100); otherwise empties it and says why in
+// `why` (appended). Returns whether it was kept.
+bool check_gpm_figures(GpmFigures& f, std::string& why);
 
 // The counters of the GPU with this UUID ("GPU-..."), or nullptr with `problem` saying why (NVML
 // absent, an unknown UUID). MPSBENCH_FAKE_NVML=FILE.json makes them the fake's.

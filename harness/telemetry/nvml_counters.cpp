@@ -208,7 +208,9 @@ class NvmlCounters final : public GpuCounters {
     }
     return take_sample(why);
   }
-  GpmFigures gpm_figures(const GpmSample& first, const GpmSample& second, std::string& why) override;
+
+ protected:
+  GpmFigures read_gpm_figures(const GpmSample& first, const GpmSample& second, std::string& why) override;
 
  private:
   std::unique_ptr<GpmSample> take_sample(std::string& why) {
@@ -247,7 +249,7 @@ class NvmlCounters final : public GpuCounters {
   std::string energy_problem_, gpm_problem_;
 };
 
-GpmFigures NvmlCounters::gpm_figures(const GpmSample& first, const GpmSample& second, std::string& why) {
+GpmFigures NvmlCounters::read_gpm_figures(const GpmSample& first, const GpmSample& second, std::string& why) {
   const Nvml& api = nvml();
   GpmFigures figures;
   const auto* a = dynamic_cast<const NvmlGpmSample*>(&first);

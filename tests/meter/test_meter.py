@@ -31,8 +31,10 @@ class Meter:
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(fake, f)
             env["MPSBENCH_FAKE_NVML"] = path
+        # Arguments and input pass bytes that are not UTF-8 as surrogates (os.fsencode's and surrogateescape).
         self.proc = subprocess.Popen([METER, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env)
+                                     stderr=subprocess.PIPE, encoding="utf-8", errors="surrogateescape",
+                                     env=env)
 
     def line(self):
         return json.loads(self.proc.stdout.readline())
@@ -129,6 +131,56 @@ class MeterProtocol(unittest.TestCase):
         else:
             self.assertTrue(line["reason"])
             self.assertEqual(m.close(), 2)
+
+    # Issue 36: nothing the meter is given makes it abort (a string that is not UTF-8 in JSON threw in
+    # nlohmann's dump: SIGABRT), and every line it writes is ASCII JSON.
+    def raw_lines(self, m):
+        """The rest of the meter's output (after its input ends), each line checked ASCII and JSON."""
+        m.proc.stdin.close()
+        out = m.proc.stdout.read()
+        self.assertEqual(m.proc.wait(timeout=30), 0)
+        lines = out.splitlines()
+        for line in lines:
+            self.assertTrue(line.isascii(), line)
+        return [json.loads(line) for line in lines]
+
+    def test_bytes_that_are_not_utf8_anywhere_give_one_line_never_an_abort(self):
+        for args in (["--\udcff"], ["--gpus", "GPU-\udcfe"], ["--gpus=\udcff,GPU-fake-0"]):
+            m = Meter(*args)
+            line = m.line()
+            self.assertEqual(line["ready"], False, args)
+            self.assertIn("\ufffd", line["reason"])
+            self.assertEqual(m.close(), 2, args)  # not -6 (SIGABRT)
+        m = Meter("--gpus", "GPU-fake-0")
+        self.assertTrue(m.line()["ready"])
+        m.proc.stdin.write("st\udcffart\n\x00\n" + "x" * 100000 + "\nstart\n")
+        errors = self.raw_lines(m)
+        self.assertEqual(errors[0], {"error": "unknown command 'st\ufffdart' (start or stop)"})
+        self.assertEqual(errors[1], {"error": "unknown command '\x00' (start or stop)"})
+        self.assertEqual(errors[2], {"error": "a line longer than 4096 bytes (start or stop)"})
+        self.assertEqual(len(errors), 3)
+        self.assertEqual(m.close(), 0)
+
+    def test_an_empty_gpu_list_is_refused_not_taken_for_every_gpu(self):
+        for args in (["--gpus", ""], ["--gpus=,"]):
+            m = Meter(*args)
+            self.assertEqual(m.line(), {"ready": False, "reason": "--gpus names no GPU"})
+            self.assertEqual(m.close(), 2)
+
+    def test_a_broken_gpm_counter_is_unavailable_with_its_values(self):
+        # The fake's reads take 0.12 s: the two GPM samples lie 0.1 s apart without the test waiting.
+        fake = {"gpus": [{"uuid": "GPU-broken", "call_s": 0.12,
+                          "gpm": {"sm_active": 250, "sm_occupancy": 40, "dram_bw": -3, "tensor_active": 10}}]}
+        m = Meter(fake=fake)
+        self.assertTrue(m.line()["ready"])
+        m.send("start")
+        m.send("stop")
+        span = m.line()
+        activity = span["gpus"][0]["gpu_activity"]
+        self.assertEqual(activity, {"available": False, "reason": "GPM gave SM active 250%, DRAM bandwidth -3%, "
+                                    "outside 0-100%: a broken counter, so no figure of these samples is used"})
+        self.assertEqual(span["gpu_activity"], {"available": False, "reason": "GPU-broken: " + activity["reason"]})
+        self.assertEqual(m.close(), 0)
 
     def test_help_names_the_protocol(self):
         out = subprocess.run([METER, "--help"], capture_output=True, text=True, check=True).stdout
