@@ -3,7 +3,9 @@
 each GPU draws FAKE_METER_POWER_W watts (default 250), so a span of S seconds is 250 x S joules per GPU, with an
 uncertainty of 0.5 J per GPU; SM activity FAKE_METER_SM_ACTIVE percent (default 80), occupancy 40, DRAM bandwidth
 30, tensor 10. FAKE_METER_NOT_READY=REASON: {"ready": false, "reason": REASON}, exit 2. FAKE_METER_NO_GPM=REASON:
-gpu_activity unavailable with that reason. FAKE_METER_LOG=FILE: one line per span, "span_s=S"."""
+gpu_activity unavailable with that reason. FAKE_METER_LOG=FILE: one line per span, "span_s=S".
+A broken meter: FAKE_METER_SM_ACTIVE or FAKE_METER_POWER_W out of range (250 %, -250 W) are answered as given;
+FAKE_METER_RAW_BYTE=1 puts a byte that is not UTF-8 (0xff) into every answer to stop (in the method)."""
 import json
 import os
 import sys
@@ -32,10 +34,15 @@ def main():
             per = [{"uuid": u, "index": i, "energy": {"available": True, "joules": power * span, "mean_power_w": power,
                                                     "span_s": span, "uncertainty": 0.5, "method": "fake counter"},
                     "gpu_activity": activity} for i, u in enumerate(uuids)]
-            print(json.dumps({"span_s": span, "energy": {"available": True, "joules": power * span * len(uuids),
-                                                         "mean_power_w": power * len(uuids), "span_s": span,
-                                                         "uncertainty": 0.5 * len(uuids), "method": "fake counter"},
-                              "gpu_activity": activity, "gpus": per}), flush=True)
+            text = json.dumps({"span_s": span, "energy": {"available": True, "joules": power * span * len(uuids),
+                                                          "mean_power_w": power * len(uuids), "span_s": span,
+                                                          "uncertainty": 0.5 * len(uuids), "method": "fake counter"},
+                               "gpu_activity": activity, "gpus": per})
+            raw = text.encode()
+            if os.environ.get("FAKE_METER_RAW_BYTE"):
+                raw = raw.replace(b"fake counter", b"fake \xff counter")
+            sys.stdout.buffer.write(raw + b"\n")
+            sys.stdout.buffer.flush()
             if os.environ.get("FAKE_METER_LOG"):
                 with open(os.environ["FAKE_METER_LOG"], "a") as f:
                     f.write(f"span_s={span}\n")

@@ -18,8 +18,15 @@ NVML calls (about 4 ms each) never run on a copy's path; a span shorter than abo
 metered well (the energy counter changes about every 100 ms), which the record states through the
 meter's own uncertainty. Whatever goes wrong (no meter, not ready, no answer) becomes one
 `unavailable` reason, never a failed configuration.
+
+Every field of an answer is checked here before anything uses it (checked()), whatever built the meter:
+a part (energy, gpu_activity) with a figure that is not what the protocol says (a percentage outside
+0-100, a joule count that is not positive, a field of the wrong type) is unavailable, with the field and
+its value as the reason, and so is the whole when one GPU's part is (a mean or sum over it would hold it).
+The meter's output is read as UTF-8 with bad bytes replaced: a byte must not end the reading thread.
 """
 import json
+import math
 import os
 import queue
 import subprocess
@@ -27,10 +34,79 @@ import threading
 
 READY_TIMEOUT_S = 60.0
 ANSWER_TIMEOUT_S = 30.0
+ACTIVITY = ("sm_active", "sm_occupancy", "dram_bw", "tensor_active")
 
 
 def unavailable(reason):
     return {"available": False, "reason": reason}
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _shown(value):
+    """A value for a reason: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _head(part):
+    """What is wrong with a part's available/reason, else None; an unavailable part with its reason is fine."""
+    if not isinstance(part, dict) or not isinstance(part.get("available"), bool):
+        return f"not an object with available true or false: {_shown(part)}"
+    if not part["available"] and not (isinstance(part.get("reason"), str) and part["reason"].strip()):
+        return "not available, and no reason given"
+    return None
+
+
+def energy_problem(part):
+    """What makes an energy part untrustworthy, else None."""
+    problem = _head(part)
+    if problem or not part["available"]:
+        return problem
+    for key in ("joules", "mean_power_w", "span_s"):
+        if not (_number(part.get(key)) and part[key] > 0):
+            return f"{key} {_shown(part.get(key))} is not a positive number"
+    if part.get("uncertainty") is not None and not (_number(part["uncertainty"]) and part["uncertainty"] >= 0):
+        return f"uncertainty {_shown(part['uncertainty'])} is not a number >= 0"
+    return None
+
+
+def activity_problem(part):
+    """What makes a gpu_activity part untrustworthy, else None."""
+    problem = _head(part)
+    if problem or not part["available"]:
+        return problem
+    for key in ACTIVITY:
+        value = part.get(key)
+        if value is not None and not (_number(value) and 0 <= value <= 100):
+            return f"{key} {_shown(value)} is not a percentage (0-100)"
+    if all(part.get(key) is None for key in ACTIVITY):
+        return "available, but no figure given"
+    return None
+
+
+def checked(answer):
+    """The meter's answer to a stop with every field checked (the module's text), or {"unavailable": ...}."""
+    if not isinstance(answer, dict) or "error" in answer:
+        said = answer.get("error") if isinstance(answer, dict) else answer
+        return {"unavailable": f"mpsbench-meter: {str(said)[:200]}"}
+    gpus = answer.get("gpus")
+    if not (_number(answer.get("span_s")) and answer["span_s"] > 0) or not isinstance(gpus, list) \
+            or not all(isinstance(g, dict) for g in gpus):
+        return {"unavailable": "mpsbench-meter's answer has no span_s or gpus list as its protocol says"}
+    out = dict(answer, gpus=[dict(g) for g in gpus])
+    for part, problem_of in (("energy", energy_problem), ("gpu_activity", activity_problem)):
+        problem = problem_of(answer.get(part))
+        for g in out["gpus"]:
+            own = problem_of(g.get(part))
+            if own is not None:
+                g[part] = unavailable(f"mpsbench-meter's answer: {own}")
+                problem = problem or f"{str(g.get('uuid'))[:80]}: {own}"
+        if problem is not None:
+            out[part] = unavailable(f"mpsbench-meter's answer: {problem}")
+    return out
 
 
 class Meter:
@@ -55,7 +131,8 @@ class Meter:
         argv = [self.path] + (["--gpus", ",".join(self.uuids)] if self.uuids else [])
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, text=True, close_fds=True)
+                                         stderr=subprocess.PIPE, encoding="utf-8", errors="replace",
+                                         close_fds=True)
         except OSError as e:
             self.reason = f"cannot start {self.path}: {e.strerror or e}"
             return self
@@ -125,7 +202,7 @@ class Meter:
         answer = self._answer(ANSWER_TIMEOUT_S)
         if answer is None:
             return {"unavailable": self.reason or f"mpsbench-meter did not answer stop within {ANSWER_TIMEOUT_S:g} s"}
-        return answer
+        return checked(answer)
 
     def close(self):
         if self.proc is None:
