@@ -260,7 +260,7 @@ class Refusals(AppTestCase):
         self.check(self.cpu_args("sleep 1", modes="mps"), "--device cpu: only --modes timeslice")
         self.check(self.cpu_args("no-such-program-xyz"), "'no-such-program-xyz' is not an executable program")
         self.check(self.cpu_args("sleep 'unterminated"), "cannot split")
-        self.check(self.cpu_args(""), "--app: empty command")
+        self.check(self.cpu_args(""), "argument --app: '' is empty")  # refused as every empty value (cli.given)
         self.check(self.cpu_args("sleep 1") + ["--", "--kernel", "matmul"], "with --app no mpsbench runs")
         self.check(self.cpu_args("sleep 1", min_time="0"), "--min-time: 0 must be in")
         self.check(["--app-name", "x", "--output", self.output], "--app-name: applies to --app only")
