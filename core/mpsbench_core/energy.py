@@ -3,13 +3,16 @@
 Every record (kernel, mix, application) of a newer file may carry (schema result and app_result; files of
 older writers have neither, and read as "not measured"):
 
-  energy        {available, joules, joules_per_unit, work_unit?, mean_power_w, span_s, uncertainty, method,
-                 reason?, per_unit_reason?}
+  energy        {available, joules, joules_per_unit, work_unit?, work?, joules_per_run?, mean_power_w, span_s,
+                 uncertainty, method, reason?, per_unit_reason?}
                 joules over the kept repetitions and every GPU of the configuration; joules_per_unit in
                 joules per base unit of the primary figure's work: J/FLOP (flop_per_s), J/B (byte_per_s), J
                 per item (item_per_s: a request), J per run (run_per_s), J per unit of a program's own
-                figure (metric_per_s in X per a time unit does X of work: ns/day -> J/ns); mean_power_w =
-                joules / span_s
+                figure (metric_per_s in X per a time unit does X of work: ns/day -> J/ns, steps/s -> J/step;
+                one unit of work is named in the singular, units.singular); mean_power_w = joules / span_s.
+                An application's (app_energy.py): work, the units joules_per_unit is over; joules_per_run,
+                J per counted run. With --app-metric only J per run can be had (the span of the program's
+                rate is unknown): its energy per unit of work is read as J per run, never as a J/unit
   gpu_activity  {available, sm_active, sm_occupancy, dram_bw, tensor_active, per_gpu[], reason?}, percent
                 (NVML GPM), the mean over the kept repetitions and the GPUs
 
@@ -27,8 +30,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .app_energy import METRIC_REASON
 from .records import number
-from .units import format_count
+from .units import format_count, singular
 
 #: The activity figures of gpu_activity, in percent, in the order tables show them.
 ACTIVITY_FIELDS = ("sm_active", "sm_occupancy", "dram_bw", "tensor_active")
@@ -51,13 +55,13 @@ def _percent(value: Any) -> float | None:
 
 
 def rate_unit(unit: str) -> tuple[str, float] | None:
-    """(unit of work, seconds per time unit) of a rate: 'ns/day' -> ('ns', 86400), 'steps/s' -> ('steps', 1);
-    None when the unit is not something per a time unit."""
+    """(unit of work, seconds per time unit) of a rate: 'ns/day' -> ('ns', 86400), 'steps/s' -> ('step', 1)
+    (one unit of work, units.singular); None when the unit is not something per a time unit."""
     if not isinstance(unit, str):
         return None
     work, sep, per = unit.rpartition("/")
     seconds = PER_SECONDS.get(per.strip().lower()) if sep else None
-    return (work.strip(), seconds) if seconds and work.strip() else None
+    return (singular(work.strip()), seconds) if seconds and work.strip() else None
 
 
 def work_unit(primary_metric: Any, primary_unit: Any, item_unit: Any = None) -> str | None:
@@ -73,8 +77,8 @@ def work_unit(primary_metric: Any, primary_unit: Any, item_unit: Any = None) -> 
 
 def per_unit_label(unit: str | None) -> tuple[float, str]:
     """(factor, label) to show joules per ``unit``: FLOP -> (1e12, 'J/TFLOP'), B -> (1e9, 'J/GB'), run ->
-    (1, 'J/run')."""
-    factor, shown = _SCALED.get(unit or "", (1.0, unit or "unit"))
+    (1, 'J/run'), steps (a file before the singular rule) -> (1, 'J/step')."""
+    factor, shown = _SCALED.get(unit or "", (1.0, singular(unit) if unit else "unit"))
     return factor, f"J/{shown}"
 
 
@@ -123,8 +127,15 @@ class Energy:
         unit = obj.get("work_unit") if isinstance(obj.get("work_unit"), str) and obj.get("work_unit") else \
             written or work_unit(r.get("primary_metric"), r.get("primary_unit"),
                                  work.get("item_unit") if isinstance(work, Mapping) else None)
+        unit = singular(unit) if unit else unit  # files before the rule wrote "steps"
+        per = _positive(obj.get("joules_per_unit"))
+        if _metric_app(r):  # the program's rate has no known span: J per run, or nothing (app_energy.py)
+            per, unit = _positive(obj.get("joules_per_run")), "run"
+        if per is None and not reason:  # available, but no energy per unit of work: why
+            written = obj.get("per_unit_reason")
+            reason = written if isinstance(written, str) and written else METRIC_REASON if _metric_app(r) else ""
         method = obj.get("method")
-        return cls(True, reason, joules, _positive(obj.get("joules_per_unit")), unit, _positive(obj.get("mean_power_w")),
+        return cls(True, reason, joules, per, unit, _positive(obj.get("mean_power_w")),
                    _positive(obj.get("span_s")), _nonneg(obj.get("uncertainty")),
                    method if isinstance(method, str) else None)
 
@@ -132,6 +143,14 @@ class Energy:
     def usable(self) -> bool:
         """Whether there is an energy per unit of work to compare."""
         return self.available and self.per_unit is not None
+
+
+def _metric_app(r: Mapping[str, Any]) -> bool:
+    """An application measured by the rate it prints (--app-metric), whose span is unknown."""
+    app = r.get("app")
+    metric = app.get("metric") if isinstance(app, Mapping) else None
+    return r.get("kind") == "app" and isinstance(metric, Mapping) and metric.get("method") == "metric" \
+        and r.get("primary_metric") == "metric_per_s"
 
 
 def _nonneg(value: Any) -> float | None:

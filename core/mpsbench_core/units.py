@@ -2,14 +2,40 @@
 
 Files keep base units (FLOP/s, seconds); scaling happens only on display,
 and one axis or table column uses one prefix so values compare at a glance.
+One unit of work is named in the singular (:func:`singular`: "steps/s" does
+work in "step", shown "J/step"), in files and on display alike.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 _PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
 _TIME = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+
+
+#: Words ending like plurals that name one thing as well.
+_SAME = {"series", "species", "news"}
+
+
+def singular(unit: str) -> str:
+    """The unit of work as one of it is named, for "J per ..." and "the energy per ...": a rate's work is
+    written as people write a rate ("steps/s", "images/min", "runs/hour"), but one unit of it is singular
+    ("J/step", "J/image", "J/run"). The last word is made singular when it is an English plural of lower-case
+    letters: "steps" -> "step", "queries" -> "query", "batches" -> "batch"; symbols and words that are no
+    plural stay as they are: "ns", "ms", "it", "FLOP", "GB", "pass", "bus". One rule, used wherever a unit of
+    work is named (core energy.py), so that every line says the same word."""
+    head, space, word = unit.rpartition(" ")
+    if len(word) < 3 or not re.fullmatch(r"[a-z]+", word) or word.endswith(("ss", "us", "is")) or word in _SAME:
+        return unit
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "ches", "shes", "xes", "zes")):
+        word = word[:-2]
+    elif word.endswith("s"):
+        word = word[:-1]
+    return head + space + word
 
 
 def prefix_for(value: float) -> tuple[float, str]:

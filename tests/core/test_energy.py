@@ -2,7 +2,8 @@
 import unittest
 
 from corecase import app, energy, kernel, with_raw
-from mpsbench_core.energy import Activity, Energy, format_per_unit, per_unit_label, rate_unit, work_unit
+from mpsbench_core.energy import (Activity, Energy, energy_ratio, format_per_unit, per_unit_label, rate_unit,
+                                  unit_word, work_unit)
 from mpsbench_core.verdict import verdicts
 
 TFLOP = 1e12
@@ -53,7 +54,7 @@ class Reading(unittest.TestCase):
             ("run_per_s", "run/s", None), ("metric_per_s", "ns/day", None), ("metric_per_s", "it/s", None),
             ("metric_per_s", "score", None))], ["FLOP", "B", "request", "run", "ns", "it", None])
         self.assertEqual(rate_unit("ns/day"), ("ns", 86400.0))
-        self.assertEqual(rate_unit("images/min"), ("images", 60.0))
+        self.assertEqual(rate_unit("images/min"), ("image", 60.0))
         self.assertIsNone(rate_unit("/s"))
         self.assertEqual([per_unit_label(u) for u in ("FLOP", "B", "run", "ns")],
                          [(1e12, "J/TFLOP"), (1e9, "J/GB"), (1.0, "J/run"), (1.0, "J/ns")])
@@ -62,6 +63,46 @@ class Reading(unittest.TestCase):
         # a record's own work_unit wins (the sweep writes it for a program's own unit)
         r = with_raw(app("mps", 2, 4000.0, unit="ns/day"), energy=energy(2.0, unit="ns"))
         self.assertEqual(r.energy.unit, "ns")
+
+    def test_one_unit_name_in_one_form(self):
+        """Issue 36: "J/steps" beside "steps/s". A rate is written as given; one unit of its work is singular,
+        in the record's work_unit, its label and a sentence alike, also for a file written before the rule."""
+        self.assertEqual([work_unit("metric_per_s", u) for u in ("steps/s", "it/s", "images/min", "ns/day",
+                                                                 "queries/h", "units/s", "run/s")],
+                         ["step", "it", "image", "ns", "query", "unit", "run"])
+        old = with_raw(app("mps", 2, 100.0, unit="steps/s"), energy=energy(2.5, unit="steps"))
+        self.assertEqual((old.energy.unit, format_per_unit(old.energy.per_unit, old.energy.unit),
+                          unit_word(old.energy.unit)), ("step", "2.50 J/step", "step"))
+        new = with_raw(app("mps", 2, 100.0, unit="steps/s"), energy=energy(2.5, unit="step"))
+        self.assertEqual(energy_ratio(old.energy, new.energy), 1.0)  # the same unit, however the file wrote it
+        self.assertEqual(per_unit_label("FLOP"), (1e12, "J/TFLOP"))
+
+
+class ProgramsOwnRate(unittest.TestCase):
+    """--app-metric: the program's rate has no known span, so its energy per unit of work is J per run."""
+
+    @staticmethod
+    def metric_app(e):
+        r = app("mps", 2, 4000.0, unit="ns/day")
+        return with_raw(r, primary_metric="metric_per_s", aggregate={"metric_per_s": r.raw["aggregate"]["run_per_s"]},
+                        app={"name": "gemm", "metric": {"method": "metric", "regex": "x", "unit": "ns/day"}}, energy=e)
+
+    def test_read_as_joules_per_run(self):
+        e = dict(energy(None, joules=300.0, span=3.0, unit="ns"), joules_per_run=12.5)
+        r = self.metric_app(e)
+        self.assertEqual((r.energy.per_unit, r.energy.unit), (12.5, "run"))
+        self.assertEqual(format_per_unit(r.energy.per_unit, r.energy.unit), "12.5 J/run")
+
+    def test_a_joules_per_unit_over_a_guessed_span_is_never_read(self):
+        """Files written before issue 36 multiplied the rate by the whole window: not a figure to show."""
+        r = self.metric_app(energy(6.87, joules=300.0, span=3.0, unit="ns"))
+        self.assertTrue(r.energy.available)
+        self.assertIsNone(r.energy.per_unit)
+        self.assertFalse(r.energy.usable)
+        self.assertIn("--app-metric", r.energy.reason)
+        # a counter (--app-progress) knows its span: its J/unit is read
+        progress = with_raw(r, app={"name": "md", "metric": {"method": "progress", "regex": "x", "unit": "ns/day"}})
+        self.assertEqual((progress.energy.per_unit, progress.energy.unit), (6.87, "ns"))
 
 
 class EnergyInVerdicts(unittest.TestCase):
