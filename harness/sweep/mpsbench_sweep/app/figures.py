@@ -14,13 +14,32 @@ that times its own loop while another copy is still starting reports more than t
 --app-progress (method "progress"): each copy ran once per window, its counter lines timestamped as
 they arrived. The common window of a repetition runs from the moment every copy has printed its
 first counter line to the moment the first copy printed its last one (no copy still starting, none
-finished). A copy's rate is its counter's increase across that window (linear between its lines)
-over the window's length; the figure is the sum over the copies. A copy's start-up is the time from
-its run's start to its first counter line.
+finished). A copy's rate is its counter's increase across that window (linear between its lines:
+mpsbench_core.app_energy.counter_at) over the window's length; the figure is the sum over the copies.
+A copy's start-up is the time from its run's start to its first counter line.
+
+Short runs (issue 36). Where the copies' start-ups differ by much of their runs, the common window is a
+small, odd stretch (a copy still in its first slow iterations, or one sharing the GPU with fewer copies)
+and its figure need not be what the copies report. The rule: a repetition's figure is taken only where
+there is a common window and its figure lies within AGREE of the copies' own (each copy's counter from
+its own first to its own last line, over that time, summed: what examples/together.py reports for the
+same copies run by hand). Otherwise the configuration fails with one line saying what was seen and how
+much more work each run needs (an estimate: the start-up differences stay, the counting grows with the
+work); never a figure that is off.
 
 Anything that keeps a figure from being taken is a FigureError: one line naming the pattern.
 """
+import math
+
 from mpsbench_core import stats
+from mpsbench_core.app_energy import counter_at
+from mpsbench_core.units import format_count
+
+# The short-run rule (module doc): how far the common window's figure may lie from the copies' own.
+AGREE = 0.05
+# Without a common window: the share of the copies' counting that may lie outside it in a run long enough
+# (for the refusal's estimate of the work a run needs; the rule itself is AGREE).
+OUTSIDE_TARGET = 0.25
 
 
 class FigureError(Exception):
@@ -43,7 +62,8 @@ def _stderr_hint(run):
             "as sh -c '... 2>&1'") if line else ""
 
 
-def _counted(run):
+def counted(run):
+    """A run counts when it exited 0 and its --app-check (if any) passed."""
     return run["exit_code"] == 0 and run.get("check_exit_code") in (None, 0)
 
 
@@ -81,19 +101,19 @@ def metric_figures(spec, windows, per_node):
         copies = _copies(events, per_node)
         figure = 0.0
         for copy, (host, runs) in sorted(copies.items()):
-            counted = [r for r in runs if _counted(r)]
-            for r in counted:
+            good = [r for r in runs if counted(r)]
+            for r in good:
                 if r.get("metric") is None:
                     found = r.get("metric_line")
                     raise FigureError(
                         f"{spec.described()}: copy {copy} on {host}, repetition {rep + 1} run {r['number'] + 1} "
                         + (f"printed a matching line whose group is not a number: {found!r}" if found else
                            "printed no line of its stdout matching it") + f" ({r['stdout']})" + _stderr_hint(r))
-            others = [[o for o in c_runs if _counted(o)] for c, (_, c_runs) in copies.items() if c != copy]
-            rated = [r for r in counted if all(_overlaps(r, o) for o in others)]
+            others = [[o for o in c_runs if counted(o)] for c, (_, c_runs) in copies.items() if c != copy]
+            rated = [r for r in good if all(_overlaps(r, o) for o in others)]
             rated_total += len(rated)
-            unrated += len(counted) - len(rated)
-            if counted and not rated:
+            unrated += len(good) - len(rated)
+            if good and not rated:
                 raise FigureError(f"{spec.described()}: copy {copy} on {host}, repetition {rep + 1}: none of its "
                                   "runs overlapped a run of every other copy, so none was measured on a GPU "
                                   "shared by all copies")
@@ -107,12 +127,39 @@ def metric_figures(spec, windows, per_node):
             "least_shared": min(shared) if shared else None}
 
 
-def _at(samples, t):
-    """The counter at time t, linear between the lines around it (t within the samples' span)."""
-    for (t0, v0), (t1, v1) in zip(samples, samples[1:]):
-        if t0 <= t <= t1:
-            return v0 if t1 == t0 else v0 + (v1 - v0) * (t - t0) / (t1 - t0)
-    return samples[-1][1] if t >= samples[-1][0] else samples[0][1]
+def _own(samples):
+    """A copy's own figure: its counter from its first to its last line over that time (None for one line)."""
+    (t0, v0), (t1, v1) = samples[0], samples[-1]
+    return (v1 - v0) / (t1 - t0) if t1 > t0 else None
+
+
+def _too_short(spec, rep, lines, begin, end, figure=None, own=None):
+    """The FigureError of a repetition whose runs are too short for a figure (module doc): what was seen, and
+    about how much more work each run needs. figure and own: the two figures, where there is a common window."""
+    spans = [s[-1][0] - s[0][0] for _, _, s in lines.values()]
+    firsts = [s[0][0] for _, _, s in lines.values()]
+    counting = stats.mean(spans)
+    if figure is None:
+        last = min(lines, key=lambda c: lines[c][2][-1][0])
+        first = max(lines, key=lambda c: lines[c][2][0][0])
+        seen = (f"no common window: copy {last} printed its last counter line at {end:.2f} s, before copy {first} "
+                f"printed its first at {begin:.2f} s")
+        times = (counting - max(0.0, end - begin)) / counting / OUTSIDE_TARGET if counting > 0 else math.inf
+    else:
+        apart = abs(figure - own) / own
+        seen = (f"the copies counted together for {end - begin:.2f} s of their {counting:.2f} s each (the common "
+                f"window), whose figure, {format_count(figure, spec.unit)}, is {apart:.0%} from the copies' own "
+                f"over their own counting, {format_count(own, spec.unit)} (each copy's counter from its first to its "
+                f"last line, as when run by hand); at most {AGREE:.0%} is taken")
+        times = 1.5 * apart / AGREE
+    if not math.isfinite(times):
+        need = "each copy printed one counter line: give each run more work, or print the counter more often"
+    else:
+        times = max(2, math.ceil(times))
+        need = (f"the copies' first counter lines lie {max(firsts) - min(firsts):.2f} s apart: give each run at least "
+                f"{times}x the work (more steps or iterations; it counted for {counting:.2f} s, so about "
+                f"{times * counting:.0f} s), so that the copies count together for most of it")
+    return FigureError(f"{spec.described()}: repetition {rep + 1}: {seen}; {need}")
 
 
 def progress_figures(spec, windows, per_node):
@@ -124,30 +171,20 @@ def progress_figures(spec, windows, per_node):
         for copy, (host, runs) in sorted(_copies(events, per_node).items()):
             run = runs[0]
             progress = run.get("progress") or {}
-            where = f"copy {copy} on {host}, repetition {rep + 1}"
-            if progress.get("went_down"):
-                before, after = progress["went_down"]
-                raise FigureError(f"{spec.described()}: {where}: the counter went down from {before:g} to {after:g}: "
-                                  "it must be cumulative (steps, iterations or samples done so far)")
             if not progress.get("samples"):
-                bad = progress.get("bad_line")
-                raise FigureError(f"{spec.described()}: {where}: " + (
-                    f"a matching line's group is not a number: {bad!r}" if bad else
-                    "no line of its stdout matched it") + f" ({run['stdout']})" + _stderr_hint(run))
+                raise FigureError(f"{spec.described()}: copy {copy} on {host}, repetition {rep + 1}: no line of its "
+                                  f"stdout matched it ({run['stdout']})" + _stderr_hint(run))
             lines[copy] = (host, run, [tuple(s) for s in progress["samples"]])
         begin = max(s[0][0] for _, _, s in lines.values())
         end = min(s[-1][0] for _, _, s in lines.values())
         if end <= begin:
-            last = min(lines, key=lambda c: lines[c][2][-1][0])
-            first = max(lines, key=lambda c: lines[c][2][0][0])
-            raise FigureError(f"{spec.described()}: repetition {rep + 1}: no common window: copy {last} printed its "
-                              f"last counter line at {end:.2f} s, before copy {first} printed its first at "
-                              f"{begin:.2f} s (give each run more work, or print the counter more often)")
-        figure = 0.0
+            raise _too_short(spec, rep, lines, begin, end)
+        rates = {copy: (counter_at(s, end) - counter_at(s, begin)) / (end - begin) for copy, (_, _, s) in lines.items()}
+        figure, own = sum(rates.values()), sum(_own(s) for _, _, s in lines.values())
+        if abs(figure - own) > AGREE * own:
+            raise _too_short(spec, rep, lines, begin, end, figure, own)
         for copy, (host, run, s) in lines.items():
-            rate = (_at(s, end) - _at(s, begin)) / (end - begin)
-            per_copy.setdefault(copy, []).append(rate)
-            figure += rate
+            per_copy.setdefault(copy, []).append(rates[copy])
             start = max(0.0, s[0][0] - run["start_s"])
             startup.setdefault(copy, []).append(start)
             shares.append(start / run["duration_s"] if run["duration_s"] > 0 else 0.0)
