@@ -10,6 +10,9 @@ import unittest
 from sweeptest import HERE
 from test_app import FAKE_APP, AppTestCase
 
+from mpsbench_core.app_energy import METRIC_REASON  # noqa: E402
+from mpsbench_core.energy import format_per_unit  # noqa: E402
+
 FAKE_OMPI = os.path.join(HERE, "fake_ompi.py")
 # A script cannot see the argv[0] it was run with (the kernel passes its path to the interpreter), and that
 # argv[0] is what Open MPI's --prefix behaviour depends on: a compiled `mpirun` hands it over.
@@ -99,50 +102,91 @@ class UserEnvironment(AppTestCase):
         self.check(remote=True)
 
 
-class MemoryWithoutProcesses(AppTestCase):
-    def test_device_memory_delta_over_the_copies(self):
-        # Two copies per GPU, 256 MiB each as the fake nvidia-smi counts them, 1000 MiB in use before.
-        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 1", "--repetitions", "1", ranks="2", min_time="2.5"),
+class MemoryPerCopy(AppTestCase):
+    """One definition (app/memory.py): the largest memory a copy's own processes held at once, as nvidia-smi
+    lists them on its GPU, each process once; unavailable where nvidia-smi lists none of them."""
+
+    def test_the_same_figure_in_every_configuration(self):
+        # Each copy's process holds 256 MiB, listed twice (FAKE_NVSMI_TWICE); a process that is no copy's holds
+        # 400 MiB on every GPU. Before issue 36 this read 512 MiB per copy, or a device delta where the listing
+        # did not match the query.
+        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 1.2", *QUICK, ranks="1,2", min_time="2.5"),
+                       FAKE_PROBE_GPUS="2", FAKE_NVSMI_LIST="1", FAKE_NVSMI_TWICE="1",
+                       PATH=FAKE_NVSMI + os.pathsep + self.env["PATH"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for k in (1, 2):
+            app = self.results()[("timeslice", k)]["app"]
+            self.assertEqual((app["gpu_memory_method"], app["gpu_memory_bytes"]),
+                             ("nvidia-smi per process", {str(i): 256 * MIB for i in range(2 * k)}))
+        self.assertIn("256 MiB", r.stdout)
+
+    def test_no_process_listed_is_unavailable_not_a_device_delta(self):
+        # A container: nvidia-smi lists no process; the device's memory in use grows by 256 MiB per copy over
+        # 1000 MiB. Before issue 36 that growth, split over the copies, was the figure.
+        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 1.2", *QUICK, ranks="2", min_time="2.5"),
                        FAKE_PROBE_GPUS="2", PATH=FAKE_NVSMI + os.pathsep + self.env["PATH"])
         self.assertEqual(r.returncode, 0, r.stderr)
-        rec = self.results()[("timeslice", 2)]
-        self.assertEqual(rec["app"]["gpu_memory_method"], "device used delta / copies")
-        self.assertEqual(rec["app"]["gpu_memory_bytes"], {str(i): 256 * MIB for i in range(4)})
+        app = self.results()[("timeslice", 2)]["app"]
+        self.assertEqual((app["gpu_memory_bytes"], app["gpu_memory_method"]), (None, None))
         job = self.merged()["context"]["sweep"]["jobs"][0]
-        self.assertEqual(job["copy_memory_method"], "device used delta / copies")
+        self.assertEqual((job["copy_memory_bytes"], job["copy_memory_method"]), (None, None))
 
 
 class Energy(AppTestCase):
-    def test_known_counters_give_exact_joules_per_unit_and_activity(self):
-        # 2 GPUs at 250 W each; 2 copies (one per GPU), 100 units/s each: 500 W / 200 units/s = 2.5 J/unit.
+    """Energy per unit is the energy of the span in which the units were done over those units (core
+    app_energy.py); the fake meter's GPUs draw 250 W each, 2 GPUs, one copy on each."""
+
+    def test_a_programs_own_rate_gives_joules_per_run_and_no_joules_per_unit(self):
+        # Before issue 36: 500 W / (2 x 100 units/s) = 2.5 J/unit, the rate times a window it was not measured over.
         r = self.sweep(self.gpu_args(f"{FAKE_APP} --rate 100 --sleep 0.1", "--app-metric", RATE, "--meter",
                                      FAKE_METER, "--repetitions", "2", ranks="1", min_time="1"), FAKE_PROBE_GPUS="2")
         self.assertEqual(r.returncode, 0, r.stderr)
         rec = self.results()[("timeslice", 1)]
         energy, activity = rec["energy"], rec["gpu_activity"]
         self.assertTrue(energy["available"], energy)
-        self.assertAlmostEqual(energy["joules_per_unit"], 2.5, places=9)
+        self.assertIsNone(energy["joules_per_unit"])
+        self.assertEqual(energy["per_unit_reason"], METRIC_REASON)
+        runs = sum(rec["app"]["runs_per_repetition"])
+        self.assertAlmostEqual(energy["joules_per_run"], energy["joules"] / runs)
         self.assertAlmostEqual(energy["mean_power_w"], 500.0, places=6)
         self.assertAlmostEqual(energy["joules"], 500.0 * energy["span_s"], places=6)
         self.assertGreater(energy["span_s"], 2.0)
-        self.assertEqual((energy["work_unit"], energy["uncertainty"], energy["method"]), ("units", 2.0, "fake counter"))
+        self.assertEqual((energy["work_unit"], energy["uncertainty"], energy["method"]), ("unit", 2.0, "fake counter"))
         self.assertEqual((activity["sm_active"], activity["sm_occupancy"], activity["dram_bw"],
                           activity["tensor_active"]), (80.0, 40.0, 30.0, 10.0))
         self.assertEqual(sorted(g["uuid"] for g in activity["per_gpu"]), ["GPU-fake-0", "GPU-fake-1"])
         self.assertIn("J/unit", r.stdout)
-        self.assertIn("2.50 J/units", r.stdout)
+        self.assertIn(format_per_unit(energy["joules_per_run"], "run"), r.stdout)
+        self.assertNotIn("J/units", r.stdout)
         self.assertIn("80%", r.stdout)
 
-    def test_with_a_counter_the_span_is_the_common_window(self):
+    def test_a_counter_gives_the_energy_of_its_span_over_the_units_counted_in_it(self):
         log = os.path.join(self.tmp, "meter.log")
-        r = self.sweep(self.gpu_args(f"{FAKE_APP} --startup 1 --count-rate 100 --count-for 1.5", "--app-progress",
-                                     r"^([0-9.]+),progress", "--meter", FAKE_METER, "--repetitions", "1",
-                                     ranks="1", min_time=None), FAKE_PROBE_GPUS="2", FAKE_METER_LOG=log)
+        r = self.sweep(self.gpu_args(f"{FAKE_APP} --startup 1 --count-rate 100 --count-for 2 --sleep 0",
+                                     "--app-progress", r"^([0-9.]+),progress", "--app-metric-unit", "steps/s", "--meter", FAKE_METER,
+                                     *QUICK, ranks="1", min_time=None), FAKE_PROBE_GPUS="2", FAKE_METER_LOG=log)
         self.assertEqual(r.returncode, 0, r.stderr)
         rec = self.results()[("timeslice", 1)]
-        self.assertAlmostEqual(rec["energy"]["span_s"], rec["app"]["metric"]["common_window_s"][0], delta=0.25)
-        self.assertAlmostEqual(rec["energy"]["joules_per_unit"], 500.0 / rec["aggregate"]["metric_per_s"]["median"],
-                               delta=0.3)
+        energy = rec["energy"]
+        self.assertAlmostEqual(energy["span_s"], rec["app"]["metric"]["common_window_s"][0], delta=0.25)
+        self.assertEqual((energy["work_unit"], energy["joules_per_run"]), ("step", None))
+        self.assertAlmostEqual(energy["work"], 200.0 * energy["span_s"], delta=0.05 * 200.0 * energy["span_s"])
+        self.assertAlmostEqual(energy["joules_per_unit"], energy["joules"] / energy["work"])
+        self.assertAlmostEqual(energy["joules_per_unit"], 2.5, delta=0.15)
+        self.assertIn(format_per_unit(energy["joules_per_unit"], "step"), r.stdout)
+        self.assertIn(" J/step", r.stdout)
+
+    def test_a_run_that_goes_on_after_its_last_counter_line_has_no_joules_per_unit(self):
+        # 0.8 s after the last of 1.5 s of counting: the span's energy holds that too. Before issue 36 it read
+        # 2.5 J/step (the rate times the whole span), though 500 W x 2.3 s went into 300 steps per copy.
+        r = self.sweep(self.gpu_args(f"{FAKE_APP} --count-rate 100 --count-for 1.5 --sleep 0.8", "--app-progress",
+                                     r"^([0-9.]+),progress", "--app-metric-unit", "steps/s", "--meter", FAKE_METER,
+                                     *QUICK, ranks="1", min_time=None), FAKE_PROBE_GPUS="2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        energy = self.results()[("timeslice", 1)]["energy"]
+        self.assertTrue(energy["available"], energy)
+        self.assertIsNone(energy["joules_per_unit"])
+        self.assertIn("after a copy's last counter line", energy["per_unit_reason"])
 
     def test_unavailable_says_why_never_zero(self):
         r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--meter", FAKE_METER, *QUICK, ranks="1",
@@ -153,6 +197,10 @@ class Energy(AppTestCase):
         self.assertTrue(rec["energy"]["available"])
         self.assertGreater(rec["energy"]["joules_per_unit"], 0)
         self.assertEqual(rec["energy"]["work_unit"], "run")
+        runs = sum(rec["app"]["runs_per_repetition"])
+        self.assertAlmostEqual(rec["energy"]["joules_per_unit"], rec["energy"]["joules"] / runs)
+        self.assertEqual((rec["energy"]["joules_per_run"], rec["energy"]["work"]),
+                         (rec["energy"]["joules_per_unit"], runs))
         self.assertEqual(rec["gpu_activity"], {"available": False, "reason": "GPM needs Hopper or later"})
         r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--meter", FAKE_METER, *QUICK, ranks="1",
                                      min_time="0.3"),

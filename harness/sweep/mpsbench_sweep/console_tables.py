@@ -4,8 +4,9 @@ Each takes the results (mpsbench_core.records.Result) and returns lines, or [] w
 show; every cell is escaped (text.printable): names and units come from the file.
 
 - applications: one row per configuration (binding, mode, copies per GPU): the program's own figure
-  (or runs/s), per copy and its spread, fairness, runs/hour, the start-up share, GPU memory per copy
-  (and how it was found), and where metered J per unit of work and SM active;
+  (or runs/s), per copy and its spread, fairness, runs/hour, the start-up share, GPU memory per copy,
+  and where metered J per unit of work (as core energy.py reads it: J/run for a program's own rate) and
+  SM active, with why a J per unit is unavailable;
 - energy: kernels whose results carry energy or gpu_activity (mpsbench's per-result objects): J per
   unit of the headline metric's work and SM active, per mode, at each size and ranks per GPU;
 - mixes: one row per tenant, per mode its slowdown against itself alone (and the p99 latency
@@ -15,12 +16,10 @@ import math
 
 from mpsbench_core import modes as registry
 from mpsbench_core import stats
-from mpsbench_core.units import format_count, format_ratio, format_seconds, prefixed_unit
+from mpsbench_core.energy import format_per_unit
+from mpsbench_core.units import format_count, format_ratio, format_seconds
 
 from .text import printable
-
-SI_UP = ((1.0, ""), (1e3, "k"), (1e6, "M"), (1e9, "G"), (1e12, "T"), (1e15, "P"), (1e18, "E"))
-
 
 def _table(rows, left=1):
     """Aligned text of rows (lists of cells): the first `left` columns left-aligned, the rest right-aligned."""
@@ -45,14 +44,20 @@ def figure(value, unit):
 
 
 def per_unit(joules, unit):
-    """J per unit of work: '2.50 J/units', '0.45 J/TFLOP' (the denominator scaled as the throughput would be)."""
+    """J per unit of work as every line says it (core energy.format_per_unit): '2.50 J/step', '0.450 J/TFLOP'."""
     value = _num(joules)
-    if value is None or not unit:
+    return "-" if value is None or not unit else format_per_unit(value, unit)
+
+
+def _app_energy(r, notes):
+    """An application's J per unit cell; why it is unavailable goes into notes (reason -> count)."""
+    energy = r.energy
+    if energy is None or not energy.available:
         return "-"
-    if unit[:1].isupper():  # SI units (FLOP, B): J per the smallest prefixed unit that costs 1 J or more
-        factor, prefix = next(((f, p) for f, p in SI_UP if value * f >= 1.0), SI_UP[-1])
-        return format_count(value * factor, f"J/{prefixed_unit(prefix, unit)}")
-    return format_count(value, f"J/{unit}")
+    if energy.per_unit is None:
+        notes[energy.reason] = notes.get(energy.reason, 0) + 1
+        return "unavailable"
+    return per_unit(energy.per_unit, energy.unit)
 
 
 def percent(value):
@@ -84,7 +89,7 @@ def app_lines(results):
     metered = any(_available(r.raw.get("energy")) or _available(r.raw.get("gpu_activity")) for r in apps)
     header = ["app", "bind", "mode", "copies/gpu", "figure", "per copy", "spread", "fairness", "runs/hour",
               "start-up", "memory/copy"] + (["J/unit", "SM active"] if metered else [])
-    rows = [header]
+    rows, unavailable = [header], {}
     order = sorted(apps, key=lambda r: (r.name, bind_of(r), registry.sort_key(r.mode_label), r.ranks_per_gpu))
     for r in order:
         app = r.raw.get("app") or {}
@@ -97,24 +102,24 @@ def app_lines(results):
         own = [_num(c.get("median")) for c in copies if _num(c.get("median")) is not None]
         spread = _num(metric.get("copy_spread"))
         memory = [v for v in (app.get("gpu_memory_bytes") or {}).values() if isinstance(v, int)]
-        how = " (delta)" if app.get("gpu_memory_method") == "device used delta / copies" else ""
         row += [figure(r.median, r.unit), figure(stats.mean(own), r.unit) if own else "-",
                 "-" if spread is None else f"{spread * 100:.0f}%", _fairness(r.raw.get("jain_fairness")),
                 format_count(_num(app.get("runs_per_hour")), "").strip(),
                 "-" if _num(app.get("startup_share")) is None else f"{app['startup_share'] * 100:.0f}%",
-                f"{stats.median(memory) / 2**20:.0f} MiB{how}" if memory else "-"]
+                f"{stats.median(memory) / 2**20:.0f} MiB" if memory else "-"]
         if metered:
-            energy, activity = r.raw.get("energy") or {}, r.raw.get("gpu_activity") or {}
-            row += [per_unit(energy.get("joules_per_unit"), energy.get("work_unit")) if _available(energy) else "-",
-                    percent(activity.get("sm_active")) if _available(activity) else "-"]
+            activity = r.raw.get("gpu_activity") or {}
+            row += [_app_energy(r, unavailable), percent(activity.get("sm_active")) if _available(activity) else "-"]
         rows.append(row)
     notes = ["applications: figure = the configuration's median (the program's own unit, or runs/s); per copy = "
              "the copies' mean; spread = (largest - smallest) / mean of the copies; start-up = share of a run "
-             "before its first counter line (--app-progress); memory/copy: nvidia-smi per process, or (delta) the "
-             "GPU's memory in use minus before, over its copies"]
+             "before its first counter line (--app-progress); memory/copy: the largest GPU memory a copy's "
+             "processes held at once, as nvidia-smi lists them ('-': it listed none)"]
     if metered:
-        notes.append("J/unit: GPU energy per unit of the figure's work over the metered windows; SM active: mean "
-                     "over the windows and GPUs (mpsbench-meter)")
+        notes.append("J/unit: GPU energy over the metered spans per unit of work done in them (per run with "
+                     "--app-metric); SM active: mean over the spans and GPUs (mpsbench-meter)")
+        notes += [f"J/unit unavailable ({n} configuration{'s' if n != 1 else ''}): {why}"
+                  for why, n in unavailable.items()]
     return _table(rows, left=3) + [""] + notes
 
 

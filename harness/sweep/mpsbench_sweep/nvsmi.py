@@ -59,18 +59,18 @@ def compute_apps():
     return apps
 
 
-def device_memory_used():
-    """{GPU UUID in lower case: memory in use in bytes} of every GPU now (the whole device: what a container's
-    processes use too, when nvidia-smi cannot list them), None without nvidia-smi."""
-    out = _query(["--query-gpu=uuid,memory.used", "--format=csv,noheader,nounits"], 5.0)
+def compute_app_memory():
+    """[(pid, GPU UUID in lower case, used GPU memory in bytes)] of the processes using a GPU now, one entry per
+    process and GPU (what app/memory.py needs: a copy's processes on its own GPU), None without nvidia-smi."""
+    out = _query(["--query-compute-apps=pid,gpu_uuid,used_memory", "--format=csv,noheader,nounits"], 5.0)
     if out is None:
         return None
-    used = {}
+    apps = []
     for line in out.splitlines():
         fields = [f.strip() for f in line.split(",")]
-        if len(fields) == 2 and fields[0] and fields[1].isdigit():
-            used[fields[0].lower()] = int(fields[1]) * 1024 * 1024  # MiB
-    return used or None
+        if len(fields) == 3 and fields[0].isdigit() and fields[1] and fields[2].isdigit():
+            apps.append((int(fields[0]), fields[1].lower(), int(fields[2]) * 1024 * 1024))  # MiB
+    return apps
 
 
 def bus_ids():
