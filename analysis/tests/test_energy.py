@@ -216,3 +216,78 @@ def test_mpsbench_energy_power_times_kept_windows_over_a_longer_span(tmp_path: P
     with pytest.raises(AnalysisError) as exc:
         load_results([builder.write(tmp_path / "bad.json", builder.document(bad))])
     assert exc.value.field == "results[0].energy.mean_power_w", str(exc.value)
+
+
+def _app(mode: str, k: int, method: str, joules: float, rate: float = 1500.0, **energy) -> dict:
+    """md at k copies per GPU measured in its own unit (ns/day: rate per copy), its energy as the sweep writes it
+    since issue 36 (core app_energy.py): 10 runs per copy and repetition, 3 repetitions."""
+    r = eb.own_figure(builder.app_result([k, k, k], mode, k, name="md"), [[rate] * 3 for _ in range(k)],
+                      method=method)
+    r["energy"] = {"available": True, "joules": joules, "mean_power_w": joules / 30.0, "span_s": 30.0,
+                   "uncertainty": 1.0, "method": "counter", "work_unit": "ns", **energy}
+    return r
+
+
+@pytest.mark.usefixtures("sweep_schema")
+def test_an_applications_work_and_joules_per_run_are_checked_exactly(tmp_path: Path) -> None:
+    """Issue 36: the sweep writes the work done in the metered spans; joules_per_unit is joules over it, and
+    joules_per_run joules over the runs counted, the core definitions (app_energy.per_unit)."""
+    runs = 10 * 2 * 3
+    ok = [_app("timeslice", 1, "progress", 600.0, work=300.0, joules_per_unit=2.0, joules_per_run=None),
+          _app("mps", 2, "metric", 900.0, joules_per_unit=None, per_unit_reason="span unknown",
+               joules_per_run=900.0 / runs, work_unit="ns")]
+    load_results([builder.write(tmp_path / "ok.json", builder.document(ok))])
+    for i, field, value, message in ((0, "joules_per_unit", 2.5, "core app_energy.per_unit(joules, work)"),
+                                     (1, "joules_per_run", 900.0 / (runs - 1), "the runs counted")):
+        bad = copy.deepcopy(ok)
+        bad[i]["energy"][field] = value
+        with pytest.raises(AnalysisError, match=message.replace("(", r"\(").replace(")", r"\)")) as exc:
+            load_results([builder.write(tmp_path / "bad.json", builder.document(bad))])
+        assert exc.value.field == f"results[{i}].energy.{field}"
+
+
+@pytest.mark.usefixtures("sweep_schema")
+def test_a_programs_own_rate_is_never_given_a_joules_per_unit(tmp_path: Path) -> None:
+    """--app-metric: J per run, the one energy per work the sweep can measure; a J/unit a file before issue 36
+    wrote (the rate times the whole window) is read as no figure, with the reason."""
+    runs = [10 * k * 3 for k in (1, 2)]
+    now = [_app("timeslice", 1, "metric", 600.0, joules_per_unit=None, per_unit_reason="x", joules_per_run=600.0 / runs[0]),
+           _app("mps", 2, "metric", 900.0, joules_per_unit=None, per_unit_reason="x", joules_per_run=900.0 / runs[1])]
+    rs = load_results([builder.write(tmp_path / "now.json", builder.document(now))])
+    assert list(rs.results["energy_unit"]) == ["run", "run"]
+    assert list(rs.results["joules_per_unit"]) == pytest.approx([600.0 / 30, 900.0 / 60])
+    code, out, _ = run_cli(["summary", str(tmp_path / "now.json")])
+    assert code == 0 and "20.0 J/run" in out and "15.0 J/run" in out, out
+    before = [_app("timeslice", 1, "metric", 600.0, joules_per_unit=600.0 / (1500.0 * 30 / 86400)),
+              _app("mps", 2, "metric", 900.0, joules_per_unit=900.0 / (3000.0 * 30 / 86400))]
+    path = builder.write(tmp_path / "before.json", builder.document(before))
+    rs = load_results([path])
+    assert rs.results["joules_per_unit"].isna().all() and list(rs.results["energy_available"]) == [True, True]
+    code, out, _ = run_cli(["summary", str(path)])
+    rows = [line for line in out.splitlines() if line.startswith("md ")]
+    assert code == 0 and "J/ns" not in out and all(" unavailable " in row for row in rows), out
+    assert "energy per unit of work unavailable: --app-metric: the program's rate was measured over a stretch" in out
+    code, out, _ = run_cli(["verdict", str(path)])
+    assert code == 0 and "energy" not in out, out
+
+
+@pytest.mark.usefixtures("sweep_schema")
+def test_one_unit_of_work_is_named_alike_in_every_line(tmp_path: Path) -> None:
+    """Issue 36: "J/steps" beside "steps/s". A file that wrote work_unit "steps" reads as "step", as a newer one
+    writes it: one name, one form, in the tables, the verdict and compare."""
+    def steps(mode: str, k: int, per_unit: float, unit: str) -> dict:
+        r = _app(mode, k, "progress", per_unit * 1000.0, 3000.0 if mode == "mps" else 1500.0, work=1000.0,
+                 joules_per_unit=per_unit, work_unit=unit)
+        r["primary_unit"] = r["app"]["metric"]["unit"] = "steps/s"
+        return r
+    old = builder.write(tmp_path / "old.json", builder.document([steps("timeslice", 2, 2.0, "steps"),
+                                                                  steps("mps", 2, 1.0, "steps")]))
+    new = builder.write(tmp_path / "new.json", builder.document([steps("timeslice", 2, 2.0, "step"),
+                                                                  steps("mps", 2, 1.5, "step")]))
+    assert set(load_results([old]).results["energy_unit"]) == {"step"}
+    code, out, _ = run_cli(["summary", str(old)])
+    assert "2.00 J/step" in out and "J/steps" not in out, out
+    code, out, _ = run_cli(["verdict", str(old)])
+    assert "the energy per step" in out and "per steps" not in out, out
+    code, out, _ = run_cli(["compare", str(old), str(new)])
+    assert "1.00 J/step -> 1.50 J/step" in out, out

@@ -2,8 +2,9 @@
 
 Every result row gets (rows.py), NaN or None where the record has no such figure (older files, a failed
 configuration, ``available: false``):
-  ``energy_available`` True/False (None: the record has no energy), ``energy_reason`` (why not available),
-  ``joules``, ``joules_per_unit`` (J per base unit of work), ``energy_unit`` (FLOP, B, request, run, ns),
+  ``energy_available`` True/False (None: the record has no energy), ``energy_reason`` (why not available, or
+  why an available energy has no figure per unit of work: a program's rate over an unknown span),
+  ``joules``, ``joules_per_unit`` (J per base unit of work), ``energy_unit`` (FLOP, B, request, run, ns, step),
   ``mean_power_w``, ``energy_span_s``, ``energy_uncertainty``;
   ``activity_available``, ``activity_reason`` and the percentages ``sm_active``, ``sm_occupancy``, ``dram_bw``,
   ``tensor_active``.
@@ -38,7 +39,8 @@ def energy_columns(r: dict[str, Any]) -> dict[str, Any]:
     shown = e is not None and e.available and ok
     out: dict[str, Any] = {
         "energy_available": None if e is None else shown,
-        "energy_reason": "" if e is None or shown else (e.reason or "the configuration failed"),
+        "energy_reason": "" if e is None or (shown and e.per_unit is not None) else
+        (e.reason or ("no energy per unit of work" if shown else "the configuration failed")),
         "joules": _value(e.joules) if shown else math.nan,
         "joules_per_unit": _value(e.per_unit) if shown else math.nan,
         "energy_unit": (e.unit or "") if shown else "",
@@ -67,7 +69,8 @@ def per_unit_text(value: float, row: pd.Series) -> str:
     """A table cell: '0.552 J/TFLOP'; 'unavailable' where the record says so (its reason: unavailable_note);
     '-' where the record has no energy."""
     if value is None or not math.isfinite(value):
-        return "unavailable" if row.get("energy_available") is False else "-"
+        available = row.get("energy_available")
+        return "unavailable" if available is False or (available is True and row.get("energy_reason")) else "-"
     return format_per_unit(float(value), row["energy_unit"] or None)
 
 
@@ -77,11 +80,13 @@ def unavailable_note(df: pd.DataFrame | None) -> str:
     if df is None:
         return ""
     parts = []
-    for what, flag, reason in (("energy", "energy_available", "energy_reason"),
-                               ("SM activity", "activity_available", "activity_reason")):
+    for what, flag, reason, missing_if in (
+            ("energy", "energy_available", "energy_reason", lambda v: v is False),
+            ("energy per unit of work", "energy_available", "energy_reason", lambda v: v is True),
+            ("SM activity", "activity_available", "activity_reason", lambda v: v is False)):
         if flag not in df:
             continue
-        missing = df[df[flag].map(lambda v: v is False)]
+        missing = df[df[flag].map(missing_if) & (df[reason].astype(str) != "")]
         if not missing.empty:
             counts = missing[reason].value_counts(sort=False)
             parts.append(f"{what} unavailable: " + "; ".join(

@@ -14,13 +14,18 @@ energy
     over its metered span times the kept windows, summed) or x ``span_s`` (a writer whose span is the
     window, the sweep's) = ``joules`` within POWER_TOL;
   * ``joules_per_unit`` positive, or null with a ``per_unit_reason`` (a program's figure that is no rate of
-    work); its unit, ``work_unit`` where given, the primary figure's (core energy.work_unit: FLOP, B, the
-    item's unit, run, the X of a program's X per time unit);
-  * ``joules_per_unit`` = ``joules`` / the work over the kept repetitions: for a kernel or mix,
-    Σ aggregate.<primary>.samples[i] × window_s[i]; or, where the meter spanned other stretches than the
-    windows (an application's spans; a kernel metered over an extra stretch of the same work), the work
-    at the repetitions' rates over ``span_s``, which lies between the smallest and the largest rate
-    times the span (per the rate's time unit: ns/day works in days).
+    work, or whose span is unknown); its unit, ``work_unit`` where given, the primary figure's (core
+    energy.work_unit: FLOP, B, the item's unit, run, the X of a program's X per time unit, one of it named
+    in the singular, as core units.singular says: a file that wrote "steps" for "step" is read alike);
+  * ``joules_per_unit`` = ``joules`` / the work over the kept repetitions: where the record gives that work
+    (``work``, an application's: core app_energy.py, the definition the sweep writes with), exactly
+    core app_energy.per_unit(joules, work); else for a kernel or mix, Σ aggregate.<primary>.samples[i] ×
+    window_s[i]; or, where the meter spanned other stretches than the windows (an application's spans
+    in files before ``work``; a kernel metered over an extra stretch of the same work), the work at the
+    repetitions' rates over ``span_s``, which lies between the smallest and the largest rate times the
+    span (per the rate's time unit: ns/day works in days);
+  * an application's ``joules_per_run`` (where given) = core app_energy.per_unit(joules, the runs counted,
+    Σ app.runs_per_repetition).
 gpu_activity
   * an object with ``available`` true or false; not available: a ``reason`` and no figure;
   * available: ``sm_active``, ``sm_occupancy``, ``dram_bw``, ``tensor_active`` each a percentage in [0, 100]
@@ -33,8 +38,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mpsbench_core.app_energy import per_unit as joules_per
 from mpsbench_core.energy import ACTIVITY_FIELDS, rate_unit, work_unit
 from mpsbench_core.records import kind_of
+from mpsbench_core.units import singular
 
 from .checks import SUM_TOL, short
 from .errors import AnalysisError
@@ -93,8 +100,29 @@ def _primary(r: dict[str, Any]) -> list[float]:
     return list(summary["samples"]) if isinstance(summary, dict) else []
 
 
+def _agrees(written: float, expected: float | None, what: str, name: str, where: str) -> None:
+    if expected is None or not math.isclose(written, expected, rel_tol=SUM_TOL):
+        raise AnalysisError(f"{written!r} disagrees with {what} = {expected!r}", name, where)
+
+
+def _check_app_work(r: dict[str, Any], e: dict[str, Any], per_unit: float | None, joules: float, name: str,
+                    where: str) -> None:
+    """An application's work and joules_per_run, core app_energy's definitions (module doc)."""
+    work = _optional(e, "work", name, where, 0.0)
+    if work is not None and per_unit is not None:
+        _agrees(per_unit, joules_per(joules, work), "core app_energy.per_unit(joules, work)", name,
+                f"{where}.joules_per_unit")
+    per_run = _optional(e, "joules_per_run", name, where, 0.0)
+    runs = (r.get("app") or {}).get("runs_per_repetition") if kind_of(r) == "app" else None
+    if per_run is not None and isinstance(runs, list) and r.get("status") == "ok":
+        _agrees(per_run, joules_per(joules, sum(runs)), "joules / the runs counted (Σ app.runs_per_repetition)",
+                name, f"{where}.joules_per_run")
+
+
 def _check_work(r: dict[str, Any], e: dict[str, Any], per_unit: float, joules: float, name: str, where: str) -> None:
-    """joules_per_unit against the work of the kept repetitions (module doc)."""
+    """joules_per_unit against the work of the kept repetitions, where the record does not give it (module doc)."""
+    if e.get("work") is not None:
+        return  # checked exactly (_check_app_work)
     samples, windows = _primary(r), r.get("window_s") or []
     app = kind_of(r) == "app"
     rate = rate_unit(r.get("primary_unit") or "") if app else None
@@ -142,10 +170,11 @@ def check_energy(r: dict[str, Any], name: str, where: str) -> None:
     work = r.get("work_per_iteration")
     expected = work_unit(r.get("primary_metric"), r.get("primary_unit"),
                          work.get("item_unit") if isinstance(work, dict) else None)
-    if unit and expected and unit != expected:
+    if unit and expected and singular(unit) != expected:
         raise AnalysisError(f"{unit!r}, but the primary figure ({r.get('primary_unit')}) does its work in "
                             f"{expected!r}", name, f"{where}.work_unit")
     per_unit = _optional(e, "joules_per_unit", name, where, 0.0)
+    _check_app_work(r, e, per_unit, joules, name, where)
     if per_unit is None:
         if not isinstance(e.get("per_unit_reason"), str) or not e["per_unit_reason"].strip():
             raise AnalysisError("null, but no per_unit_reason says why", name, f"{where}.joules_per_unit")
