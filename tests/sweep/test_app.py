@@ -65,6 +65,8 @@ class Protocol(AppTestCase):
             self.assertEqual(len(rec["copies"]), k)
             self.assertGreater(rec["jain_fairness"], 0.99)
         self.assertAlmostEqual(results[("timeslice", 2)]["speedup_vs_one_copy_per_gpu"], 2.0, delta=0.2)
+        # One copy per GPU is its own reference: 1, never null (core speedup.py).
+        self.assertEqual(results[("timeslice", 1)]["speedup_vs_one_copy_per_gpu"], 1.0)
         self.assertIn("verdict: sleep: best timeslice at 2 copies per GPU", r.stdout)
         self.assertTrue(self.merged()["complete"])
         self.assert_clean()
@@ -193,6 +195,7 @@ class OnGpus(AppTestCase):
             for n in (0, 1):
                 one, two = (results[(mode, k, n)]["aggregate"]["run_per_s"]["median"] for k in (1, 2))
                 self.assertEqual(results[(mode, 2, n)]["speedup_vs_one_copy_per_gpu"], two / one)
+                self.assertEqual(results[(mode, 1, n)]["speedup_vs_one_copy_per_gpu"], 1.0)
         rec = results[("mps-qos", 2, 1)]
         self.assertEqual(rec["mps_active_thread_percentage"], 50)
         self.assertEqual([(c["gpu_uuid"], c["gpu_index"], c["mps_enabled"], c["sm_count"]) for c in rec["copies"]],

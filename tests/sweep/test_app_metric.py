@@ -10,7 +10,7 @@ from sweeptest import REPO
 from test_app import FAKE_APP, AppTestCase
 
 from mpsbench_sweep.app.figures import FigureError, metric_figures, progress_figures  # noqa: E402
-from mpsbench_sweep.app.metric import MetricSpec, number, work_unit  # noqa: E402
+from mpsbench_sweep.app.metric import MetricSpec, checked_figure, number, BadFigure  # noqa: E402
 
 TOGETHER = os.path.join(REPO, "examples", "together.py")
 RATE = r"rate: ([0-9.]+)"
@@ -167,6 +167,12 @@ class DirectMeasurement(AppTestCase):
         self.assertAlmostEqual(float(r.stdout.split("sum: ")[1].split()[0]), 100.0, delta=10.0)
         r = self.together("-k", "1", "--metric", RATE, "--", sys.executable, FAKE_APP)
         self.assertEqual(r.returncode, 1, r.stdout)
+        # A rate that is no rate is no figure, and the sum says so by its status.
+        for bad in ("-5", "inf", "0"):
+            r = self.together("-k", "1", "--metric", r"rate=(\S+)", "--", "sh", "-c", f"echo rate={bad}")
+            self.assertEqual(r.returncode, 1, r.stdout)
+            self.assertIn("no figure units/s", r.stdout)
+            self.assertIn(f"(it printed '{bad}': not a finite rate above 0)", r.stdout)
 
 
 class Refusals(AppTestCase):
@@ -239,8 +245,17 @@ class Arithmetic(unittest.TestCase):
     def test_numbers_and_units(self):
         self.assertEqual([number(t) for t in ("5,882", "1e3", "-2", " 7 ", "٣", "nan", "x")],
                          [5882.0, 1000.0, -2.0, 7.0, None, None, None])
-        self.assertEqual([work_unit(u) for u in ("ns/day", "it/s", "run/s", "images/min", "score")],
-                         [("ns", 86400.0), ("it", 1.0), ("run", 1.0), ("images", 60.0), None])
+        # A rate's range is checked per second, with core's time units (energy.rate_unit): 1e29 ns/day is
+        # about 1.2e24 ns/s (taken); 1e29 per minute or per second is taken; 1e31 of anything is not.
+        spec = lambda unit: MetricSpec("metric", "r=(.*)", unit)  # noqa: E731
+        for unit in ("ns/day", "it/s", "images/min", "score"):
+            self.assertEqual(checked_figure(spec(unit), "1e29", "r=1e29"), 1e29)
+            with self.assertRaisesRegex(BadFigure, "out of range"):
+                checked_figure(spec(unit), "1e31", "r=1e31")
+        # 1e-26 ns/day is about 1.2e-31 ns/s: below the smallest rate (1e-30/s); 1e-26 ns/s is not.
+        with self.assertRaisesRegex(BadFigure, "out of range"):
+            checked_figure(spec("ns/day"), "1e-26", "r=1e-26")
+        self.assertEqual(checked_figure(spec("ns/s"), "1e-26", "r=1e-26"), 1e-26)
 
 
 if __name__ == "__main__":

@@ -102,8 +102,8 @@ def tail(path, limit=STDERR_TAIL_BYTES):
 
 
 class Farm:
-    """The copies of one configuration on this node. progress: the compiled --app-progress pattern (each
-    window is then one run per copy, read as it runs); None otherwise."""
+    """The copies of one configuration on this node. progress: the --app-progress MetricSpec (each window is
+    then one run per copy, read as it runs: progress.RunReader); None otherwise."""
 
     def __init__(self, argv, copies, base_env, progress=None):
         self.argv, self.copies, self.base_env = list(argv), copies, dict(base_env)

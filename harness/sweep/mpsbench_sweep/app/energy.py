@@ -124,10 +124,10 @@ def _per_unit(method, windows, answers, joules, unit):
     return out
 
 
-def energy_records(device, windows, samples, unit):
+def energy_records(device, windows, unit):
     """(energy, gpu_activity) objects of a measured configuration. windows: per repetition, every node's
-    window event; samples: the primary figure per repetition, in unit (the work is counted, not taken from
-    them: module doc)."""
+    window event; unit: the primary figure's (the work is counted from the runs and counters, not taken from
+    the primary figure: module doc)."""
     if device != "gpu":
         why = "the CPU device: no GPU energy counter or SM activity to read"
         return unavailable(why), unavailable(why)

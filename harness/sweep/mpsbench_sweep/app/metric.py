@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from mpsbench_core.energy import rate_unit
+
 from ..inputs import InputError
 from ..text import printable, quoted
 
@@ -41,9 +43,6 @@ READ_BYTES = 1 << 16
 # products with window lengths (work, J/unit) and their quotients.
 MAX_FIGURE = 1e30
 MIN_RATE = 1e-30
-# Time units a rate may be per, in seconds (for the energy per unit of work: energy.py).
-PER = {"s": 1.0, "sec": 1.0, "second": 1.0, "min": 60.0, "minute": 60.0, "h": 3600.0, "hr": 3600.0,
-       "hour": 3600.0, "day": 86400.0, "d": 86400.0}
 
 
 @dataclass(frozen=True)
@@ -123,7 +122,7 @@ def checked_figure(spec, group, line, previous=None):
         raise BadFigure(f"printed a matching line whose group is not a number: {_shown(line)}")
     what = f"printed {'the rate' if spec.method == 'metric' else 'the counter'} {printable(group.strip())[:40]}"
     if spec.method == "metric":
-        per = work_unit(spec.unit)
+        per = rate_unit(spec.unit)
         per_second = value / per[1] if per else value
         if value <= 0:
             raise BadFigure(f"{what} ({_shown(line)}): a rate must be above 0")
@@ -255,12 +254,3 @@ class ProgressLines:
     def record(self):
         return {"samples": self.thinned(), "lines": len(self.samples), "error": self.error}
 
-
-def work_unit(unit):
-    """(unit of work, seconds per time unit) of a rate unit: 'ns/day' -> ('ns', 86400), 'steps/s' ->
-    ('steps', 1), 'run/s' -> ('run', 1); None when the unit is not something per a time unit."""
-    work, sep, per = unit.rpartition("/")
-    if not sep or not work.strip():
-        return None
-    seconds = PER.get(per.strip().lower())
-    return (work.strip(), seconds) if seconds else None

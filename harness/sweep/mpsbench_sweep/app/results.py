@@ -25,19 +25,15 @@ import math
 import shlex
 
 from mpsbench_core import stats
+from mpsbench_core.speedup import speedup_vs_one_per_gpu
 
 from .energy import energy_records
-from .figures import FigureError, figures
+from .figures import FigureError, counted, figures
 from .meter import unavailable
 
 FAILED_RUNS_KEPT = 10
 RUNS = "run_per_s"
 METRIC = "metric_per_s"
-
-
-def counted(run):
-    """A run counts when it ended with status 0 and its --app-check (if any) passed."""
-    return run["exit_code"] == 0 and run.get("check_exit_code") in (None, 0)
 
 
 def run_place(run, host):
@@ -178,12 +174,12 @@ class AppConfiguration:
             aggregate[METRIC] = stats.summary(samples)
             app["metric"] = self._metric_object(own, copies)
             app["startup_share"] = own.get("startup_share")
-        energy, activity = energy_records(self.device, self.windows, samples, unit)
+        energy, activity = energy_records(self.device, self.windows, unit)
         per_copy = [c["metric_per_s"]["median"] if own else c["throughput_per_s"] for c in copies]
         r.update({"app": app, "status": "ok", "error": None, "primary_unit": unit, "window_s": windows,
                   "aggregate": aggregate, "aggregate_cv": stats.coefficient_of_variation(samples),
                   "noise": _noise(samples),
-                  "speedup_vs_one_copy_per_gpu": median / one_copy_median if one_copy_median else None,
+                  "speedup_vs_one_copy_per_gpu": speedup_vs_one_per_gpu(self.k, median, one_copy_median),
                   "jain_fairness": stats.jain_fairness(per_copy),
                   "verified": all(c["check"]["ok"] for c in copies) and not app["failed_checks"],
                   "copies": copies, "energy": energy, "gpu_activity": activity})
