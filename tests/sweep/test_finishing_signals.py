@@ -47,6 +47,7 @@ def cleanup_starts(self):
     state["cleanup"] = True
     return True
 
+wrap(runner.Runner, "__init__", "plan")
 wrap(runner.Runner, "_run_jobs", "after-jobs", after=True)
 wrap(runner.Runner, "_cleanup", "cleanup", when=cleanup_starts)
 wrap(lifecycle.DaemonLifecycle, "stop", "cleanup-daemon-stop",
@@ -91,6 +92,20 @@ class FinishingSignals(SweepTestCase):
         code, err = self.finish_with(point, sig)
         self.assertEqual(code, 0, err)
         return err
+
+    def test_while_the_sweep_plans(self):
+        """After the locks are taken, before the runner handles signals itself: one line, 128 + signal, nothing
+        started or written, both locks released."""
+        self.env.update(PYTHONPATH=os.pathsep.join(PACKAGE_PATH))
+        r = subprocess.run([sys.executable, "-c", DRIVER, "plan", "SIGTERM"]
+                           + self.fake_args(modes="timeslice,mps", ranks="1"),
+                           env=self.env, capture_output=True, text=True, timeout=90, cwd=self.tmp)
+        self.assertEqual(r.returncode, 128 + signal.SIGTERM, r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertIn("mpsbench-sweep: interrupted by SIGTERM before the first job; nothing was started", r.stderr)
+        self.assertFalse(os.path.exists(self.output))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, ".out.json.lock")), "the output's lock file is left")
+        self.assert_clean()
 
     def test_between_the_last_job_and_the_cleanup(self):
         self.assertIn("interrupted by SIGTERM", self.assert_recorded("after-jobs", signal.SIGTERM))

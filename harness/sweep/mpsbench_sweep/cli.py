@@ -256,11 +256,19 @@ def main(argv=None):
         print(f"mpsbench-sweep: error: {printable(e)}", file=sys.stderr)
         return EXIT_INPUT
     except Interrupted as e:
-        print(f"mpsbench-sweep: interrupted by {signal.Signals(e.signum).name} before the first job; nothing was "
-              "started", file=sys.stderr)
-        return 128 + e.signum
+        return _interrupted_early(e)
     try:
+        # A signal before the runner installs its own handling (while it plans) ends the sweep like one during
+        # the preflight; from then on the runner handles every signal itself and returns its status.
         return Runner(settings, started).run()
+    except Interrupted as e:
+        return _interrupted_early(e)
     finally:
         output_lock.release()
         lock.release()
+
+
+def _interrupted_early(e):
+    print(f"mpsbench-sweep: interrupted by {signal.Signals(e.signum).name} before the first job; nothing was "
+          "started", file=sys.stderr)
+    return 128 + e.signum
