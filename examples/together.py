@@ -21,6 +21,7 @@ PYTHONUNBUFFERED=1. Standard library only. Exit status 1 when a copy failed or p
 input.
 """
 import argparse
+import math
 import os
 import re
 import subprocess
@@ -36,7 +37,7 @@ def copy(i, command, pattern, progress, barrier, out):
     barrier.wait()
     started = time.monotonic()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    samples, values, pending = [], [], b""
+    samples, values, bad, pending = [], [], [], b""
 
     def take(text, now):
         for line in text.decode(errors="replace").splitlines():
@@ -46,6 +47,11 @@ def copy(i, command, pattern, progress, barrier, out):
             try:
                 value = float(m.group(1).replace(",", ""))
             except ValueError:
+                continue
+            # A rate is finite and above 0, a counter finite and not below 0: anything else is no figure
+            # (a sum with it would be as wrong as the sweep refuses to be).
+            if not math.isfinite(value) or value < 0 or (value == 0 and not progress):
+                bad.append(m.group(1))
                 continue
             values.append(value)
             samples.append((now - started, value))
@@ -65,9 +71,11 @@ def copy(i, command, pattern, progress, barrier, out):
                   if len(samples) > 1 and samples[-1][0] > samples[0][0] else None)
     else:
         figure = last
+    if bad:
+        figure = None
     # Times since the common start (every copy's clock starts at the barrier, within microseconds).
     out[i] = (code, figure, samples[0][0] if samples else None, time.monotonic() - started,
-              [(started - barrier_time[0] + t, v) for t, v in samples])
+              [(started - barrier_time[0] + t, v) for t, v in samples], bad)
 
 
 def counter_at(samples, t):
@@ -79,7 +87,7 @@ def counter_at(samples, t):
 
 def overlap_report(out, unit):
     """Lines on how the copies' loops overlapped, and the sum inside their common window."""
-    loops = [s for _, _, _, _, s in out.values() if len(s) > 1]
+    loops = [s for _, _, _, _, s, _ in out.values() if len(s) > 1]
     if len(loops) != len(out) or len(loops) < 2:
         return []
     begin, end = max(s[0][0] for s in loops), min(s[-1][0] for s in loops)
@@ -116,11 +124,13 @@ def main():
         t.join()
     ok = True
     for i in range(args.copies):
-        code, figure, first, wall, _ = out[i]
+        code, figure, first, wall, _, bad = out[i]
         ok = ok and code == 0 and figure is not None
         startup = f", first counter line at {first:.2f} s" if args.progress and first is not None else ""
+        wanted = "a finite counter of 0 or more" if args.progress else "a finite rate above 0"
+        why = f" (it printed {bad[0]!r}: not {wanted})" if bad else ""
         print(f"copy {i}: exit {code}, {figure if figure is not None else 'no figure'} {args.unit}{startup}, "
-              f"{wall:.2f} s")
+              f"{wall:.2f} s{why}")
     total = sum(out[i][1] or 0.0 for i in range(args.copies))
     for line in overlap_report(out, args.unit) if args.progress else []:
         print(line)
