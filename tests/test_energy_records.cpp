@@ -236,5 +236,28 @@ TEST(JsonReporter, CachedTextsMakeTheSameDocument) {
   EXPECT_EQ(text.str(), results_document(to_json(context), {to_json(a), to_json(b)}, true).dump(2) + "\n");
 }
 
+// A command line with bytes that are not UTF-8 (a file name in another encoding) is written, as U+FFFD, to a
+// path with those bytes: the job's results are never lost to the serializer (it threw type_error 316).
+TEST(JsonReporter, BytesThatAreNotUtf8AreWrittenAsReplacementCharacters) {
+  ScratchDir dir;
+  const std::string path = dir / "r\xff\xfe.json";
+  Context context;
+  context.version = "0.1.0";
+  context.argv = {"mpsbench", "--output", path};
+  Result a;
+  a.config = Config{"matmul", "fp32", 64, 1, {}, {}};
+  a.error = "bad \xc3 byte";
+  JsonReporter json(path, std::vector<std::optional<nlohmann::ordered_json>>(1));
+  json.report_context(context);
+  json.report_result(a, 1, 1);
+  json.finish(JobTiming{});
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "nothing written";
+  const auto doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["context"]["argv"][2].get<std::string>().substr(dir.path().string().size()),
+            "/r\xEF\xBF\xBD\xEF\xBF\xBD.json");
+  EXPECT_EQ(doc["results"][0]["error"], "bad \xEF\xBF\xBD byte");
+}
+
 }  // namespace
 }  // namespace mpsb

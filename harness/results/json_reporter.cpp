@@ -19,6 +19,13 @@ std::string indented(const std::string& text, std::size_t spaces) {
   return out;
 }
 
+// What a user typed is recorded as given, and the command line (argv) may hold bytes that are not UTF-8
+// (a file name in another encoding): JSON text is UTF-8, so such bytes are written as U+FFFD instead of
+// ending the job with a serializer's exception after its work was done.
+std::string dumped(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 }  // namespace
 
 void JsonReporter::report_context(const Context& context) {
@@ -55,14 +62,14 @@ void JsonReporter::finish(const JobTiming& job) {
 // configurations does not serialize every earlier record again after each one.
 void JsonReporter::write(bool complete) {
   if (skeleton_.empty() || skeleton_complete_ != complete) {
-    skeleton_ = results_document(context_, {}, complete).dump(2);
+    skeleton_ = dumped(results_document(context_, {}, complete));
     skeleton_complete_ = complete;
   }
   if (texts_.size() < results_.size()) texts_.resize(results_.size());
   std::string records;
   for (std::size_t i = 0; i < results_.size(); ++i) {
     if (!results_[i]) continue;
-    if (texts_[i].empty()) texts_[i] = indented(results_[i]->dump(2), 4);
+    if (texts_[i].empty()) texts_[i] = indented(dumped(*results_[i]), 4);
     records += (records.empty() ? "\n    " : ",\n    ") + texts_[i];
   }
   static const std::string kEmptyResults = "\"results\": []\n}";
@@ -76,7 +83,7 @@ void JsonReporter::write(bool complete) {
     for (const auto& r : results_) {
       if (r) present.push_back(*r);
     }
-    document = results_document(context_, present, complete).dump(2);
+    document = dumped(results_document(context_, present, complete));
   }
   write_file_atomically(path_, document + "\n");
 }
