@@ -14,7 +14,10 @@
 //   Then commands on standard input, one per line (blank lines ignored):
 //     start  begins a span: each GPU's monitor resumes and a GPM sample is taken per GPU, at once. A start
 //            while a span is open begins it anew.
-//     stop   ends it and prints
+//     stop [AGO]  ends it and prints (AGO: seconds before this command at which the span ended, a number
+//            from 0 to less than the span's length, so that the span ends at the farmer's last counter line,
+//            not at the run's end after it: the energy of a teardown with no counted work stays out; the GPM
+//            activity is still the mean up to this command)
 //            {"span_s": S, "energy": {...}, "gpu_activity": {...},
 //             "gpus": [{"uuid", "index", "energy": {...}, "gpu_activity": {...}}, ...]}
 //            energy: {"available", "joules", "mean_power_w", "span_s", "uncertainty", "method", "reason"?}
@@ -35,6 +38,7 @@
 //   unexpected error still ends the meter with one line ({"ready": false, ...} or {"error": ...}), exit 3.
 // MPSBENCH_FAKE_NVML=FILE.json makes it read scripted counters (telemetry/fake_counters.hpp), for tests.
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -65,6 +69,7 @@ const char* const kHelp =
     "commands on standard input, one per line:\n"
     "  start   begin a span (each GPU's counter watched, one GPM sample per GPU)\n"
     "  stop    end it: one JSON line {\"span_s\", \"energy\", \"gpu_activity\", \"gpus\": [per GPU]}\n"
+    "  stop S  end it S seconds before this command (0 <= S < the span's length)\n"
     "At start it prints {\"ready\": true, \"gpus\": [{\"index\", \"uuid\"}]} (or {\"ready\": false, \"reason\"}\n"
     "and exits 2). Figures that cannot be had are {\"available\": false, \"reason\"}. End of input: exit 0.\n"
     "The whole protocol: the comment at the top of harness/mpsbench_meter.cpp.\n";
@@ -146,8 +151,7 @@ ojson gpu_span(Gpu& g, double begin, double end, double* joules, double* power, 
   return ojson{{"uuid", g.uuid}, {"index", g.index}, {"energy", energy}, {"gpu_activity", activity_json(ok, f, why)}};
 }
 
-ojson stop_span(std::vector<Gpu>& gpus, double begin) {
-  const double end = mpsb::now_seconds();
+ojson stop_span(std::vector<Gpu>& gpus, double begin, double end) {
   double joules = 0, power = 0, weighted = 0, span = 1e300;
   bool energy_ok = true, activity_ok = true;
   std::string energy_reasons;
@@ -193,6 +197,32 @@ ojson stop_span(std::vector<Gpu>& gpus, double begin) {
   return ojson{{"span_s", end - begin}, {"energy", energy},
                {"gpu_activity", activity_json(activity_ok && !figures.empty(), mean, activity_reason)},
                {"gpus", per_gpu}};
+}
+
+bool is_stop(const std::string& line) {
+  return line == "stop" || (line.rfind("stop", 0) == 0 && line.size() > 4 && (line[4] == ' ' || line[4] == '\t'));
+}
+
+// When "stop [AGO]" ends the span begun at `begin`; `why` says what is wrong with AGO (then the span stays open).
+double stop_time(const std::string& line, double begin, double now, std::string& why) {
+  std::string ago = line.substr(4);
+  ago.erase(0, ago.find_first_not_of(" \t"));
+  if (ago.empty()) return now;
+  double seconds = 0;
+  std::size_t used = 0;
+  try {
+    seconds = std::stod(ago, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string quoted = ago.size() > kQuoted ? ago.substr(0, kQuoted) + "..." : ago;
+  if (used != ago.size() || !std::isfinite(seconds)) {
+    why = "stop '" + quoted + "': not a number of seconds";
+  } else if (seconds < 0 || seconds >= now - begin) {
+    why = "stop '" + quoted + "': the span ends before this command by 0 to less than its " +
+          std::to_string(now - begin) + " s";
+  }
+  return now - seconds;
 }
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -298,11 +328,18 @@ int run(int argc, char** argv, bool& ready) {
         g.first = g.monitor->counters().gpm_sample(g.first_problem);
       }
       open = true;
-    } else if (line == "stop" && open) {
-      emit(stop_span(gpus, begin));
-      open = false;
-    } else if (line == "stop") {
+    } else if (is_stop(line) && !open) {
       emit(ojson{{"error", "stop without a span (send start first)"}});
+    } else if (is_stop(line)) {
+      const double now = mpsb::now_seconds();
+      std::string why;
+      const double end = stop_time(line, begin, now, why);
+      if (!why.empty()) {
+        emit(ojson{{"error", why}});  // the span stays open: a good stop still ends it
+        continue;
+      }
+      emit(stop_span(gpus, begin, end));
+      open = false;
     } else {
       const std::string quoted = line.size() > kQuoted ? line.substr(0, kQuoted) + "..." : line;
       emit(ojson{{"error", "unknown command '" + quoted + "' (start or stop)"}});

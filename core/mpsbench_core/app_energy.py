@@ -10,14 +10,13 @@ multiplied by a span it was not measured over.
   (its start-up and teardown lie in every metered window, at whatever power they draw), so the energy of the
   units it did is unknown: J per run is given (``joules_per_run``) and J per unit is unavailable
   (:data:`METRIC_REASON`).
-* ``--app-progress``: each node's meter spans the node's common stretch (progress.py: it starts when the last of
-  the node's copies prints its first counter line and stops when the first copy's run ends). The units done in
-  it are each copy's counter increase over it (:func:`counter_work`, linear between its lines), summed over the
-  copies. J per unit = the spans' energy / those units (``work``). The span ends with the first run to end, after
-  that run's last counter line: what the run does then (teardown, writing output) is metered with no unit
-  counted. Where that tail is more than :data:`TAIL_SHARE_MAX` of a span, J per unit is unavailable with the
-  reason (:func:`tail_problem`): with the tail drawing no more power than the loop, it raises J per unit by at
-  most its share, so a figure that is given is at most that much above the energy around the work loop.
+* ``--app-progress``: each node's meter spans the node's counted stretch (progress.py): it starts when the last
+  of the node's copies prints its first counter line and ends at the earliest of the copies' last counter lines
+  up to the end of the node's first run to end (:func:`span_end`; the farmer tells the meter so when that run
+  ends: ``stop AGO``). So what a run does after its last counter line (teardown, writing output) is never
+  metered with no unit counted, however long it takes. The units done in the span are each copy's counter
+  increase over it (:func:`counter_work`, linear between its lines), summed over the copies. J per unit = the
+  spans' energy / those units (``work``).
 """
 
 from __future__ import annotations
@@ -25,8 +24,6 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-#: The most of a metered span that may lie after a copy's last counter line (module doc).
-TAIL_SHARE_MAX = 0.05
 #: How far the meter's span may be from the stretch the counters say it covered (pipe and scheduling delays).
 SPAN_TOLERANCE_S = 0.1
 SPAN_TOLERANCE = 0.02
@@ -62,16 +59,27 @@ def per_unit(joules: object, work: object) -> float | None:
     return float(joules) / float(work) if _positive(joules) and _positive(work) else None
 
 
-def tail_problem(tail_s: float, span_s: float) -> str | None:
-    """Why J per unit of an --app-progress span cannot be given (module doc), else None: tail_s of the span_s
-    metered seconds came after the first copy's last counter line."""
-    if span_s > 0 and tail_s <= TAIL_SHARE_MAX * span_s:
+def span_end(lines: Sequence[Sequence[Sequence[float]]], first_run_end: float) -> float | None:
+    """Where a node's metered span ends (module doc): the earliest of its copies' last counter lines at or before
+    first_run_end (when the node's first run to end ended); lines: each copy's [(time, value), ...] in time
+    order. None where a copy printed no counter line by then."""
+    lasts = []
+    for samples in lines:
+        before = [t for t, _ in samples if t <= first_run_end]
+        if not before:
+            return None
+        lasts.append(max(before))
+    return min(lasts) if lasts else None
+
+
+def no_span(start: float, end: float | None) -> str | None:
+    """Why a node's copies had no counted span from start (the last copy's first counter line) to end
+    (:func:`span_end`), else None."""
+    if end is not None and end > start:
         return None
-    share = tail_s / span_s if span_s > 0 else 1.0
-    return (f"--app-progress: a metered span went on {tail_s:.2f} s ({share:.0%} of its {span_s:.2f} s) after a "
-            f"copy's last counter line, until its run ended (teardown, writing output: energy with no unit "
-            f"counted), more than {TAIL_SHARE_MAX:.0%}; give each run more counted work against what it does "
-            "after its last counter line")
+    return ("--app-progress: the copies were never all counting at once (a copy printed its last counter line "
+            "before the last one printed its first): no span holds the units of every copy; give each run more "
+            "counted work against its start-up")
 
 
 def span_problem(meter_span_s: object, start: float, stop: float) -> str | None:
@@ -83,4 +91,4 @@ def span_problem(meter_span_s: object, start: float, stop: float) -> str | None:
     if abs(float(meter_span_s) - expected) <= SPAN_TOLERANCE_S + SPAN_TOLERANCE * expected:
         return None
     return (f"the meter's span ({float(meter_span_s):.3f} s) is not the copies' common stretch ({expected:.3f} s, "
-            "from the last copy's first counter line to the first run's end) that the counters' work is taken over")
+            "from the last copy's first counter line to the earliest last one) that the counters' work is taken over")

@@ -98,6 +98,30 @@ class MeterProtocol(unittest.TestCase):
         m.send("start")  # an open span at the end of input is dropped
         self.assertEqual(m.close(), 0)
 
+    def test_a_span_ended_before_the_stop(self):
+        """stop AGO: the span ends AGO seconds before the command (the farmer's last counter line), its energy
+        is the mean power times that shorter span; a bad AGO is an error line and the span stays open."""
+        m = Meter("--gpus", "GPU-fake-0")
+        self.assertTrue(m.line()["ready"])
+        m.send("start")
+        time.sleep(0.5)
+        for bad, why in (("-1", "the span ends before this command by 0 to less than"), ("nan", "not a number"),
+                         ("inf", "not a number"), ("99", "the span ends before this command by 0 to less than"),
+                         ("0.2s", "not a number")):
+            m.send(f"stop {bad}")
+            self.assertIn(f"stop '{bad}': {why}", m.line()["error"])
+        m.send("stop 0.25")
+        span = m.line()
+        self.assertGreater(span["span_s"], 0.24)
+        self.assertLess(span["span_s"], 0.5 - 0.2)  # 0.25 s cut from a span of at least 0.5 s
+        e = span["gpus"][0]["energy"]
+        self.assertTrue(e["available"], e)
+        self.assertLessEqual(abs(e["mean_power_w"] - 250), 250 * e["uncertainty"] + 1e-9, e)
+        self.assertAlmostEqual(e["joules"], e["mean_power_w"] * span["span_s"], places=6)
+        m.send("stop")
+        self.assertIn("stop without a span", m.line()["error"])
+        self.assertEqual(m.close(), 0)
+
     def test_every_listed_gpu_by_default_and_a_gpu_without_energy(self):
         m = Meter()
         self.assertEqual([g["uuid"] for g in m.line()["gpus"]], ["GPU-fake-0", "GPU-fake-1", "GPU-fake-2"])

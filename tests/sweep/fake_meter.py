@@ -3,7 +3,7 @@
 each GPU draws FAKE_METER_POWER_W watts (default 250), so a span of S seconds is 250 x S joules per GPU, with an
 uncertainty of 0.5 J per GPU; SM activity FAKE_METER_SM_ACTIVE percent (default 80), occupancy 40, DRAM bandwidth
 30, tensor 10. FAKE_METER_NOT_READY=REASON: {"ready": false, "reason": REASON}, exit 2. FAKE_METER_NO_GPM=REASON:
-gpu_activity unavailable with that reason. FAKE_METER_LOG=FILE: one line per span, "span_s=S".
+gpu_activity unavailable with that reason. FAKE_METER_LOG=FILE: one line per span, "span_s=S". "stop AGO" ends the span AGO seconds before the command.
 A broken meter: FAKE_METER_SM_ACTIVE or FAKE_METER_POWER_W out of range (250 %, -250 W) are answered as given;
 FAKE_METER_RAW_BYTE=1 puts a byte that is not UTF-8 (0xff) into every answer to stop (in the method)."""
 import json
@@ -24,8 +24,9 @@ def main():
     for line in sys.stdin:
         if line.strip() == "start":
             started = time.monotonic()
-        elif line.strip() == "stop" and started is not None:
-            span = time.monotonic() - started
+        elif line.split()[:1] == ["stop"] and started is not None:
+            ago = float(line.split()[1]) if len(line.split()) > 1 else 0.0  # "stop AGO": the span ended AGO s ago
+            span = time.monotonic() - ago - started
             started = None
             no_gpm = os.environ.get("FAKE_METER_NO_GPM")
             activity = ({"available": False, "reason": no_gpm} if no_gpm else

@@ -176,17 +176,24 @@ class Energy(AppTestCase):
         self.assertIn(format_per_unit(energy["joules_per_unit"], "step"), r.stdout)
         self.assertIn(" J/step", r.stdout)
 
-    def test_a_run_that_goes_on_after_its_last_counter_line_has_no_joules_per_unit(self):
-        # 0.8 s after the last of 1.5 s of counting: the span's energy holds that too. Before issue 36 it read
-        # 2.5 J/step (the rate times the whole span), though 500 W x 2.3 s went into 300 steps per copy.
+    def test_what_a_run_does_after_its_last_counter_line_is_not_metered(self):
+        # 0.8 s after the last of 1.5 s of counting (a teardown): the span ends at the last counter line (stop
+        # AGO), so J/step is the counting's, 500 W / 200 steps/s. Before issue 36 it read the rate times the
+        # whole span; after the first fix it was unavailable (the tail was 35 % of the span), and a real GEMM
+        # program's 0.7 s of teardown after 12 s of work made it unavailable on the GPU machine too.
+        log = os.path.join(self.tmp, "meter.log")
         r = self.sweep(self.gpu_args(f"{FAKE_APP} --count-rate 100 --count-for 1.5 --sleep 0.8", "--app-progress",
                                      r"^([0-9.]+),progress", "--app-metric-unit", "steps/s", "--meter", FAKE_METER,
-                                     *QUICK, ranks="1", min_time=None), FAKE_PROBE_GPUS="2")
+                                     *QUICK, ranks="1", min_time=None), FAKE_PROBE_GPUS="2", FAKE_METER_LOG=log)
         self.assertEqual(r.returncode, 0, r.stderr)
         energy = self.results()[("timeslice", 1)]["energy"]
         self.assertTrue(energy["available"], energy)
-        self.assertIsNone(energy["joules_per_unit"])
-        self.assertIn("after a copy's last counter line", energy["per_unit_reason"])
+        self.assertNotIn("per_unit_reason", energy)
+        with open(log) as f:
+            spans = [float(line.split("=")[1]) for line in f]
+        self.assertTrue(all(1.2 < s < 1.6 for s in spans), spans)  # the counting's 1.5 s, not its run's 2.3 s
+        self.assertAlmostEqual(energy["joules_per_unit"], energy["joules"] / energy["work"])
+        self.assertAlmostEqual(energy["joules_per_unit"], 2.5, delta=0.15)
 
     def test_unavailable_says_why_never_zero(self):
         r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--meter", FAKE_METER, *QUICK, ranks="1",

@@ -135,6 +135,8 @@ class Farm:
         common = self.common if repetition >= 0 else None
         reader = RunReader(proc.stdout, stem + ".out", self.progress, origin,
                            (lambda: common.first_line(copy.index)) if common else (lambda: None))
+        if common is not None:
+            common.watch(copy.index, reader)
         return proc, stem, reader
 
     def _copy_loop(self, copy, repetition, barrier, clock, deadline_s, runs):
@@ -191,7 +193,7 @@ class Farm:
         rc = proc.wait()
         ended = time.monotonic()
         if self.common is not None and repetition >= 0:
-            self.common.run_ended()
+            self.common.run_ended(reader, ended)
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # whatever the run left in its process group
         except (ProcessLookupError, PermissionError):
@@ -243,10 +245,10 @@ class Farm:
         """One timed window (repetition >= 0), or the warm-up (-1): every copy's runs, in order. span: what
         the energy meter measures; with --app-progress it is started and stopped at this node's common
         window (progress.py), else by the caller around the whole window."""
-        self.common = CommonWindow([c.index for c in self.copies], span) if span and self.progress else None
+        clock = [0.0]
+        self.common = CommonWindow([c.index for c in self.copies], span, clock) if span and self.progress else None
         runs = []
         per_copy = {c.index: [] for c in self.copies}
-        clock = [0.0]
         barrier = threading.Barrier(len(self.copies), action=lambda: clock.__setitem__(0, time.monotonic()))
         threads = [threading.Thread(target=self._copy_loop, args=(c, repetition, barrier, clock, min_time_s,
                                                                  per_copy[c.index]), daemon=True)

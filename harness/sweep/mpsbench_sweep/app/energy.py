@@ -21,7 +21,7 @@ run with --app-progress, a rate (metric) on every counted run with --app-metric.
 """
 import math
 
-from mpsbench_core.app_energy import METRIC_REASON, counter_work, per_unit, span_problem, tail_problem
+from mpsbench_core.app_energy import METRIC_REASON, counter_work, no_span, per_unit, span_end, span_problem
 from mpsbench_core.energy import rate_unit
 
 from .figures import counted
@@ -83,7 +83,8 @@ def _method(windows):
 
 def _counter_work(windows, answers):
     """(the units the copies' counters went up by over their node's metered spans, None), or (None, why not).
-    A node's span runs from its last copy's first counter line to its first run's end (progress.py)."""
+    A node's span runs from its last copy's first counter line to the earliest of its copies' last counter lines
+    up to its first run's end (core app_energy.span_end; progress.py tells the meter so)."""
     work, i = 0.0, 0
     for events in windows:
         for event in events:
@@ -93,10 +94,8 @@ def _counter_work(windows, answers):
             if not lines or len(lines) != len(event["runs"]):
                 return None, f"{event['host']}: a copy printed no counter line"
             start = max(samples[0][0] for _, samples in lines)
-            stop = min(r["start_s"] + r["duration_s"] for r, _ in lines)
-            last = min(samples[-1][0] for _, samples in lines)
-            problem = span_problem(answer.get("span_s"), start, stop) or tail_problem(max(0.0, stop - last),
-                                                                                       stop - start)
+            stop = span_end([samples for _, samples in lines], min(r["start_s"] + r["duration_s"] for r, _ in lines))
+            problem = no_span(start, stop) or span_problem(answer.get("span_s"), start, stop)
             if problem:
                 return None, problem
             work += sum(counter_work(samples, start, stop) for _, samples in lines)

@@ -5,7 +5,8 @@ mpsbench-meter (beside mpsbench; build/ in a source tree) speaks one JSON line p
     mpsbench-meter [--gpus UUID[,UUID...]]
     -> {"ready": true, "gpus": [{"index": I, "uuid": "GPU-..."}]}  (or {"ready": false, "reason": ...}, exit 2)
     stdin "start": a span begins (energy counter and a GPM sample per GPU, taken at once)
-    stdin "stop"  -> {"span_s": S, "energy": {available, joules, mean_power_w, span_s, uncertainty, method,
+    stdin "stop [AGO]" (the span ends AGO seconds before the command)
+                  -> {"span_s": S, "energy": {available, joules, mean_power_w, span_s, uncertainty, method,
                       reason?}, "gpu_activity": {available, sm_active, sm_occupancy, dram_bw, tensor_active,
                       reason?}, "gpus": [{"uuid", "index", "energy": {...}, "gpu_activity": {...}}]}
     end of input: exit 0
@@ -182,10 +183,11 @@ class Meter:
         if self.reason is None and self.proc is not None:
             self.started = self._send("start")
 
-    def stop(self):
+    def stop(self, ago=None):
+        """Ends the span now, or ago seconds before now (--app-progress: at the copies' last counter line)."""
         if self.started and self.reason is None:
             self.started = False
-            self._send("stop")
+            self._send("stop" if ago is None else f"stop {ago:.6f}")
             self.pending = True
 
     def result(self, what_ran):

@@ -213,7 +213,15 @@ class ProgressLines:
         self.spec, self.pattern, self.origin = spec, spec.pattern(), clock_origin
         self.lines = Lines()
         self.samples = []
+        self.kept = set()  # indices thinned() keeps whatever it drops: where a metered span ended (progress.py)
         self.error = None
+
+    def keep_last_before(self, t):
+        """The last sample at or before t (seconds since the window's start) is kept in the record: the energy
+        code finds the span's end from the recorded samples as the farmer did from all of them."""
+        found = [i for i, (when, _) in enumerate(list(self.samples)) if when <= t]
+        if found:
+            self.kept.add(found[-1])
 
     def feed(self, chunk, now):
         """Bytes of the run's stdout as they arrived at now."""
@@ -244,11 +252,11 @@ class ProgressLines:
         return self.samples[0][0] if self.samples else None
 
     def thinned(self):
-        """At most MAX_SAMPLES samples, the first and the last always kept."""
+        """At most MAX_SAMPLES samples (and those kept: keep_last_before), the first and the last always kept."""
         n = len(self.samples)
         if n <= MAX_SAMPLES:
             return [list(s) for s in self.samples]
-        picks = sorted({round(i * (n - 1) / (MAX_SAMPLES - 1)) for i in range(MAX_SAMPLES)})
+        picks = sorted({round(i * (n - 1) / (MAX_SAMPLES - 1)) for i in range(MAX_SAMPLES)} | self.kept)
         return [list(self.samples[i]) for i in picks]
 
     def record(self):

@@ -8,15 +8,19 @@ lines and checks every counter as it comes (metric.py); a carriage return ends a
 bars redraw theirs).
 
 CommonWindow follows the copies of this node live: it calls `span.start()` when every copy has
-printed its first counter line and `span.stop()` when the first copy's run ends, so that the energy
-meter (meter.py) covers the stretch the rates are taken from, start-up excluded.
+printed its first counter line and, when the first copy's run ends, `span.stop(ago)` with the span's
+end put back to the copies' earliest last counter line up to then (core app_energy.span_end), so that
+the energy meter (meter.py) covers the stretch the units are counted in: start-up and teardown excluded.
 """
 import threading
 import time
 
+from mpsbench_core.app_energy import span_end
+
 from .metric import READ_BYTES, ProgressLines
 
 READER_JOIN_S = 5.0
+LAST_LINES_S = 0.5  # how long an ended run's reader is given to read its last lines before the span is cut
 
 
 class RunReader:
@@ -68,13 +72,21 @@ class RunReader:
 
 
 class CommonWindow:
-    """Tells a span (the energy meter) when this node's copies are all counting, and when one has ended."""
+    """Tells a span (the energy meter) when this node's copies are all counting, and where their counting
+    ended once one run has ended. clock: [the window's origin, time.monotonic()], set when its copies start;
+    the lines' times are since then."""
 
-    def __init__(self, copies, span):
+    def __init__(self, copies, span, clock):
         self.waiting = set(copies)
-        self.span = span
+        self.span, self.clock = span, clock
+        self.readers = {}
         self.lock = threading.Lock()
         self.started = self.stopped = False
+        self.started_at = None
+
+    def watch(self, copy, reader):
+        with self.lock:
+            self.readers[copy] = reader
 
     def first_line(self, copy):
         with self.lock:
@@ -82,13 +94,27 @@ class CommonWindow:
             if self.waiting or self.started or self.stopped:
                 return
             self.started = True
+        self.started_at = time.monotonic()
         self.span.start()
 
-    def run_ended(self):
+    def run_ended(self, reader, ended):
+        """The first call ends the span: reader is the ended run's (its last lines are read first), ended the
+        time.monotonic() at which it ended."""
         with self.lock:
             if self.stopped:
                 return
             self.stopped = True
             started = self.started
-        if started:
-            self.span.stop()
+            readers = list(self.readers.values())
+        if not started:
+            return
+        if reader is not None:
+            reader.thread.join(LAST_LINES_S)
+        origin = self.clock[0]
+        first_end = ended - origin
+        end = span_end([list(r.lines.samples) for r in readers], first_end)
+        for r in readers:
+            r.lines.keep_last_before(first_end)
+        now = time.monotonic()
+        cut = end is not None and origin + end > self.started_at
+        self.span.stop(max(0.0, now - (origin + end)) if cut else None)
