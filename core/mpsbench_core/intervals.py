@@ -32,6 +32,7 @@ figures (the same configuration in two runs: the CI gate, the agreement of sever
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -48,11 +49,77 @@ _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 
          2.045, 2.042)
 
 
-def t_quantile(df: float) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (linear in 1/df between table
-    entries and beyond 30, where it is within 0.001 of the truth); the normal one for infinite df."""
+def family_coverage(figures: int, coverage: float = COVERAGE) -> float:
+    """The coverage of each of ``figures`` intervals judged together so that all of them hold their true
+    values with probability ``coverage`` at least (Bonferroni): 1 - (1 - coverage) / figures. The CI gate
+    judges hundreds of figures at once; at 95 % each, two runs of one commit would fail it by chance alone
+    (1 - 0.95^336: almost surely)."""
+    return 1.0 - (1.0 - coverage) / max(int(figures), 1)
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b) (continued fraction, modified Lentz)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    if x > (a + 1.0) / (a + b + 2.0):
+        return 1.0 - _incomplete_beta(b, a, 1.0 - x)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)) / a
+    tiny = 1e-300
+    f, c, d = 1.0, 1.0, 0.0
+    for i in range(400):
+        m = i // 2
+        if i == 0:
+            term = 1.0
+        elif i % 2 == 0:
+            term = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        else:
+            term = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1))
+        d = 1.0 + term * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + term / c if abs(c) > tiny else 1.0 + term / tiny
+        f *= c * d
+        if abs(1.0 - c * d) < 1e-15:
+            break
+    return front * (f - 1.0)
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
+    tail = 0.5 * _incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t >= 0 else tail
+
+
+@functools.lru_cache(maxsize=256)
+def _computed_quantile(df: float, coverage: float) -> float:
+    """t_quantile off the table: t_cdf inverted by bisection (a gate asks for one coverage, a few df)."""
+    p = 0.5 + coverage / 2
+    if math.isinf(df):
+        return NormalDist().inv_cdf(p)
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < p:
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_cdf(mid, df) < p else (lo, mid)
+        if hi - lo <= 1e-12 * hi:
+            break
+    return (lo + hi) / 2
+
+
+def t_quantile(df: float, coverage: float = COVERAGE) -> float:
+    """The (1 + coverage) / 2 quantile of Student's t with ``df`` degrees of freedom: the half-width, in
+    standard errors, of a two-sided interval of that coverage; the normal one for infinite df. At the 95 %
+    every interval of a run uses, the standard table (linear in 1/df between its entries and beyond 30, within
+    0.001 of the truth), so that recorded intervals re-derive exactly; at other coverages (the CI gate's,
+    family_coverage) computed."""
     if not df > 0:
         raise ValueError(f"degrees of freedom must be positive, got {df}")
+    if not 0.0 < coverage < 1.0:
+        raise ValueError(f"coverage must lie in (0, 1), got {coverage}")
+    if coverage != COVERAGE:
+        return _computed_quantile(float(df), float(coverage))
     z = NormalDist().inv_cdf(0.5 + COVERAGE / 2)
     if math.isinf(df):
         return z
@@ -139,13 +206,13 @@ def log_ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
 
 
 def _make(mean: float, var_rounds: float | None, own_sd: float | None, n: int, pool: Pool | None,
-          within_se: float) -> Interval:
+          within_se: float, coverage: float = COVERAGE) -> Interval:
     if var_rounds is None:  # one round: the repetitions alone, and said so
         se, df, basis = within_se, math.inf, "one round"
     else:
         se, basis = max(math.sqrt(var_rounds), within_se), "rounds"
         df = (pool.prior_df if pool else 0) + max(n - 1, 0)
-    t = t_quantile(df) if df > 0 else math.inf
+    t = t_quantile(df, coverage) if df > 0 else math.inf
     half = t * se
     return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), n, basis, df, t, se, own_sd,
                     math.sqrt(pool.variance) if pool else None, pool.prior_df if pool else 0, within_se)
@@ -180,10 +247,10 @@ def ratio_interval(d: Sequence[float], pool: Pool | None, within_se: float) -> I
 
 
 def difference_interval(a: Sequence[float], b: Sequence[float], pool_a: Pool | None, pool_b: Pool | None,
-                        within_se: float) -> Interval:
+                        within_se: float, coverage: float = COVERAGE) -> Interval:
     """The interval of exp(mean log a - mean log b) for two unpaired series of one figure's rounds (the same
     configuration in two runs): each side's moderated variance over its own rounds, added; the degrees of
-    freedom of the smaller side (conservative)."""
+    freedom of the smaller side (conservative). coverage: the CI gate's, family_coverage of its figures."""
     la = [math.log(x) for x in a if x is not None and x > 0]
     lb = [math.log(x) for x in b if x is not None and x > 0]
     if not la or not lb:
@@ -192,10 +259,10 @@ def difference_interval(a: Sequence[float], b: Sequence[float], pool_a: Pool | N
     va, sa = moderated_variance(la, pool_a)
     vb, sb = moderated_variance(lb, pool_b)
     if len(la) < 2 or len(lb) < 2 or va is None or vb is None:
-        return _make(mean, None, None, min(len(la), len(lb)), None, within_se)
+        return _make(mean, None, None, min(len(la), len(lb)), None, within_se, coverage)
     se = max(math.sqrt(va / len(la) + vb / len(lb)), within_se)
     df = min((pool_a.prior_df if pool_a else 0) + len(la) - 1, (pool_b.prior_df if pool_b else 0) + len(lb) - 1)
-    t = t_quantile(df)
+    t = t_quantile(df, coverage)
     pooled = [p for p in (pool_a, pool_b) if p]
     pooled_sd = math.sqrt(sum(p.variance for p in pooled) / len(pooled)) if pooled else None
     own = math.sqrt(((sa or 0) ** 2 + (sb or 0) ** 2) / 2)

@@ -3,7 +3,8 @@ import math
 import unittest
 
 import corecase  # noqa: F401  (puts core on the path)
-from mpsbench_core.intervals import PRIOR_DF, Pool, difference_interval, ratio_interval, t_quantile, within_se
+from mpsbench_core.intervals import (PRIOR_DF, Pool, difference_interval, family_coverage, ratio_interval, t_cdf,
+                                    t_quantile, within_se)
 
 G = 1.2
 D = [math.log(G) + 0.01, math.log(G) - 0.01]  # two rounds, 1 % either side of 1.2
@@ -19,6 +20,40 @@ class TQuantile(unittest.TestCase):
         self.assertAlmostEqual(t_quantile(math.inf), 1.95996, places=4)
         with self.assertRaises(ValueError):
             t_quantile(0)
+
+
+class OtherCoverages(unittest.TestCase):
+    """The CI gate's intervals: a coverage that keeps hundreds of figures right together (family_coverage)."""
+
+    def test_computed_quantiles_match_the_standard_tables(self):
+        # t(0.995) and t(0.9995) from the standard tables, and the 95 % ones computed, to the table's digits.
+        for df, t995, t9995 in ((1, 63.657, 636.62), (5, 4.032, 6.869), (10, 3.169, 4.587), (30, 2.750, 3.646)):
+            self.assertAlmostEqual(t_quantile(df, 0.99), t995, places=2)
+            self.assertAlmostEqual(t_quantile(df, 0.999), t9995, delta=0.01 * t9995)
+            self.assertAlmostEqual(t_quantile(df, 0.95 + 1e-12), t_quantile(df), places=3)
+        self.assertAlmostEqual(t_quantile(math.inf, 0.99), 2.5758, places=4)
+        self.assertAlmostEqual(t_cdf(0.0, 3), 0.5)
+        self.assertAlmostEqual(t_cdf(-2.571, 5), 0.025, places=4)
+        with self.assertRaises(ValueError):
+            t_quantile(5, 1.0)
+
+    def test_family_coverage_is_bonferronis(self):
+        self.assertEqual(family_coverage(1), 0.95)
+        self.assertAlmostEqual(family_coverage(500), 0.9999)
+        self.assertEqual(family_coverage(0), 0.95)
+
+    def test_a_family_of_identical_runs_passes_where_95_percent_each_fails(self):
+        """500 unchanged figures, two rounds a side: at 95 % each some interval misses 1.0 almost surely; at the
+        family's coverage hardly ever (simulated 200 times: at most 5 % of the families, as promised)."""
+        import random
+        rng = random.Random(37)
+        def family(coverage):
+            sides = [[[rng.gauss(0.0, 0.02) for _ in range(2)] for _ in range(2)] for _ in range(500)]
+            pool = Pool.of(r for pair in sides for r in pair)
+            return any(not difference_interval([math.exp(x) for x in a], [math.exp(x) for x in b], pool, pool,
+                                               0.0, coverage).contains(1.0) for a, b in sides)
+        self.assertEqual(sum(family(0.95) for _ in range(20)), 20)
+        self.assertLessEqual(sum(family(family_coverage(500)) for _ in range(200)), 10)
 
 
 class RatioIntervals(unittest.TestCase):
