@@ -6,7 +6,8 @@ than a list of missing fields.  Schema violations are reported as the single
 best-matching error, named by its field path (``results[3].ranks[0].x``).
 Values are checked as well as shapes: no non-finite number or absurd nesting
 anywhere (json_values.py), integers written as integers, and every derived
-field of each record in agreement with what it derives from (consistency.py).
+field of each record in agreement with what it derives from (consistency.py:
+re-derived with the core's functions in one table, derived.py).
 
 Versions 1, 2 and 3 are read (SUPPORTED_VERSIONS), each validated against the
 schema it was written for:
