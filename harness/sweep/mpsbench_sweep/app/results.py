@@ -24,7 +24,7 @@ ended after their window.
 import math
 import shlex
 
-from mpsbench_core import stats
+from mpsbench_core import derivations, stats
 from mpsbench_core.speedup import speedup_vs_one_per_gpu
 
 from .energy import energy_records
@@ -161,13 +161,13 @@ class AppConfiguration:
             return r
         windows = [max(e["window_s"] for e in rep) for rep in self.windows]
         runs = [sum(counted(run) for e in rep for run in e["runs"]) for rep in self.windows]
-        run_samples = [n / w if w > 0 else 0.0 for n, w in zip(runs, windows)]
+        run_samples = derivations.rate_samples(runs, windows)
         copies = self._copies(own)
         run_times = [run["duration_s"] for rep in self.windows for e in rep for run in e["runs"] if counted(run)]
         samples = own["samples"] if own else run_samples
         median = stats.median(samples)
         app = self._app_object(runs, run_times)
-        app["runs_per_hour"] = stats.median(run_samples) * 3600.0
+        app["runs_per_hour"] = derivations.runs_per_hour(stats.median(run_samples))
         aggregate = {RUNS: stats.summary(run_samples)}
         unit = self.metric.unit if self.metric else "run/s"
         if own:
@@ -187,9 +187,8 @@ class AppConfiguration:
 
     def _metric_object(self, own, copies):
         medians = [c["metric_per_s"]["median"] for c in copies]
-        mean = stats.mean(medians) if medians else 0.0
         obj = dict(self.metric.to_json())
-        obj.update({"copy_spread": (max(medians) - min(medians)) / mean if mean > 0 else None,
+        obj.update({"copy_spread": derivations.copy_spread(medians),
                     "jain_fairness": stats.jain_fairness(medians) if medians else None,
                     "common_window_s": own.get("window_s"), "rated_runs": own.get("rated_runs"),
                     "unrated_runs": own.get("unrated_runs"), "least_shared": own.get("least_shared")})
