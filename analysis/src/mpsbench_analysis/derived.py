@@ -1,18 +1,13 @@
-"""Every derived field of a results record, re-derived from the record's raw measurements with the core's own
-functions and compared with what the file says: one table (:data:`FIELDS`), one loop (:func:`check_derived`).
+"""Every derived field of a results record, re-derived from the record's own measurements with the core's functions
+and compared with the file: one table (:data:`FIELDS`), one loop (:func:`check_fields`).  A disagreeing file is
+refused with one line naming the field (its path from the document's root) and both numbers.
 
-A file whose derived figure disagrees with what it derives from was edited or corrupted; analysing it would put
-numbers on the screen that no run measured, so it is refused with one line naming the field (its path from the
-document's root) and both numbers.  Each entry of the table is a field (a path inside one record, with ``{i}``
-a repetition, ``{j}`` a rank, ``{c}`` a copy, ``{t}`` a tenant, ``{key}`` an aggregate figure, ``{stat}``
-median/min/max), the core function of the record's measurements that derives it (mpsbench_core: stats,
-derivations, speedup, app_energy), what that is in words (the refusal quotes it), and the tolerance.  The writers
-derive with the same functions (the sweep calls them; the C++ engine's tests compare against them), so a field
-is added by adding its core function and one entry here.  A derived value of None says that the field has
-nothing to be derived from (then the file's must be null where the entry says so), :data:`SKIP` that its
-source is not in the file (a run cut to a few records), a :class:`Range` that any value in it agrees, a tuple
-any of its values.  The structural rules that are no derivation (counts, flags, names) are in rules.py and run
-first, so that what is derived here has the shape it is derived from.
+An entry is a field (a path in one record: ``{i}`` a repetition, ``{j}`` a rank, ``{c}`` a copy, ``{t}`` a tenant,
+``{key}`` an aggregate figure, ``{stat}`` median/min/max), the core function (mpsbench_core: stats, derivations,
+speedup, app_energy; the writers derive with the same) of the record's measurements that derives it, its words
+for the refusal, and its tolerance.  A derived None: nothing to derive it from (then the file's must be null
+where the entry says so); :data:`SKIP`: its source is not in the file; a :class:`Range` or a tuple: any value in
+it agrees.  rules.py's structural rules run first, so that a field is derived from what has its shape.
 """
 
 from __future__ import annotations
@@ -135,21 +130,15 @@ def _metric_sum(r: dict, ix: dict, _run: Run) -> Any:
     return math.fsum(f["samples"][ix["i"]] for f in figures)
 
 
-def _jain(r: dict, _ix: dict, _run: Run) -> Any:
-    if kind_of(r) == "mix":
-        return SKIP  # ranks of different tenants do different work: a mix's index says nothing
-    if kind_of(r) != "app":
-        return jain_fairness([rank["throughput_per_s"] for rank in r["ranks"]]) if r["ranks"] else SKIP
-    if r["primary_metric"] != METRIC:
-        return jain_fairness([c["throughput_per_s"] for c in r["copies"]]) if r["copies"] else SKIP
-    figures = _own_figures(r)
-    return jain_fairness([f["median"] for f in figures]) if figures else SKIP
-
-
-def _jain_of(r: dict, _ix: dict, _run: Run) -> str:
-    own = kind_of(r) == "app" and r["primary_metric"] == METRIC
-    return "Jain's index over " + ("copies[].metric_per_s.median" if own else
-                                   "copies[].throughput_per_s" if kind_of(r) == "app" else "ranks[].throughput_per_s")
+def _jain_over(r: dict) -> tuple[str, list[float]] | None:
+    """(what, values) Jain's index of the record is over; None where it is over nothing (a mix's ranks of
+    different tenants do different work: its index says nothing)."""
+    if kind_of(r) == "kernel":
+        return "ranks[].throughput_per_s", [rank["throughput_per_s"] for rank in r["ranks"]]
+    if kind_of(r) == "app" and r["primary_metric"] != METRIC:
+        return "copies[].throughput_per_s", [c["throughput_per_s"] for c in r["copies"]]
+    medians = _copy_medians(r) if kind_of(r) == "app" else None
+    return ("copies[].metric_per_s.median", medians) if medians else None
 
 
 def _noise(r: dict, _ix: dict, _run: Run) -> Any:
@@ -240,7 +229,8 @@ FIELDS = (
           tol=REL_TOL),
     Field("aggregate.{key}.samples[{i}]", _metric_sum, "the sum over the copies of copies[].metric_per_s.samples[{i}]",
           kinds=("app",), sep=","),
-    Field("jain_fairness", _jain, _jain_of, sep=","),
+    Field("jain_fairness", lambda r, ix, run: jain_fairness(_jain_over(r)[1]) if _jain_over(r) and _jain_over(r)[1]
+          else SKIP, lambda r, ix, run: f"Jain's index over {_jain_over(r)[0]}", sep=","),
     Field("app.runs_per_hour", lambda r, ix, run: d.runs_per_hour(r["aggregate"]["run_per_s"]["median"])
           if r["aggregate"] else None, "aggregate.run_per_s.median x 3600", kinds=("app",), tol=REL_TOL,
           null_too=True, absent="the record measured no runs per second (aggregate is null)"),
@@ -275,12 +265,10 @@ FIELDS = (
 
 #: Figures a record takes from another record of the same run (run_index.py finds it).
 ACROSS_RECORDS = (
-    Field("speedup_vs_one_rank_per_gpu", lambda r, ix, run: run.speedup(r), lambda r, ix, run: (
-          f"the primary median over that of results[{run.one_per_gpu(r)[0]}] (one per GPU)"), sep=",",
-          absent=lambda r, ix, run: run.why_no_speedup(r)),
-    Field("speedup_vs_one_copy_per_gpu", lambda r, ix, run: run.speedup(r), lambda r, ix, run: (
-          f"the primary median over that of results[{run.one_per_gpu(r)[0]}] (one per GPU)"), sep=",",
-          absent=lambda r, ix, run: run.why_no_speedup(r)),
+    *(Field(key, lambda r, ix, run: run.speedup(r), lambda r, ix, run: (
+            f"the primary median over that of results[{run.one_per_gpu(r)[0]}] (one per GPU)"), sep=",",
+            absent=lambda r, ix, run: run.why_no_speedup(r))
+      for key in ("speedup_vs_one_rank_per_gpu", "speedup_vs_one_copy_per_gpu")),
     *(Field(f"tenants[{{t}}].{field}", lambda r, ix, run, field=field: run.alone(r, ix["t"], field),
             lambda r, ix, run: run.alone_text(r, ix["t"]), kinds=("mix",), null_too=True,
             says="{w}, but {formula} measured {d}")

@@ -1,20 +1,12 @@
-"""The rules of a record that are no derivation (derived.py re-derives the figures): counts, names, flags.
+"""The rules of a record that are no derivation (derived.py re-derives its figures); analysis/README.md lists them.
 
-:func:`shape` runs before the derivations, so that what they derive from has the shape it is derived from:
-  * one entry per active instance or copy (``ranks``, ``copies``: ``active_ranks``), which is the ranks per GPU
-    times ``devices``; one entry per repetition in ``window_s``, every summary's ``samples`` and an application's
-    ``app.runs_per_repetition``; the measured objects not null while ``window_s`` holds repetitions;
-  * each instance's ``mps_enabled`` what its mode implies (core modes);
-  * a mix's tenants the mix its own name (``precision``) says, their ranks per GPU adding up to the record's,
-    each with its ``ranks_per_gpu`` x ``devices`` ranks that name it; a record that is not a mix names no tenant;
-  * a copy's index below ``active_ranks`` and its own; a program's own figures summaries; ``app.startup_share``
-    in [0, 1]; the types of ``energy`` and ``gpu_activity`` (energy_rules.py) and ``noise``, ``warmup``,
-    ``clocks``, ``cpu`` (quality.py).
-:func:`claims` runs after them: ``verified`` never true while a rank, the collective or a copy's check failed (the
-CI gate relies on it), an application's ``verified`` false only with a failed check listed; a copy's check ``ok``
-exactly when none of its checked runs failed; ``noise.met`` whether ``relative`` is within ``target``; the
-copies' runs adding up to the repetitions'; latency percentiles (and an application's run times) in order.
-A failed record may leave its measured fields empty (the writers do); what it does fill in must agree.
+:func:`shape` runs before the derivations, so that what they derive from has its shape: counts (one entry per
+instance and per repetition), measured objects present, each instance's MPS flag its mode's (core modes), a mix's
+tenants its name's and its ranks shared out as they say, an application's copy indices, the types of the
+optional objects (energy_rules.py, quality.py).  :func:`claims` runs after them: ``verified`` never true while a
+rank, the collective or a copy's check failed (the CI gate relies on it), a copy's check ``ok`` exactly when
+none of its runs failed, ``noise.met``, the copies' runs adding up, percentiles in order.  A failed record may
+leave its measured fields empty (the writers do); what it does fill in must agree.
 """
 
 from __future__ import annotations
