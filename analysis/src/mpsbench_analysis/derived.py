@@ -23,7 +23,6 @@ from mpsbench_core import derivations as d
 from mpsbench_core.app_energy import per_unit
 from mpsbench_core.energy import ACTIVITY_FIELDS, rate_unit
 from mpsbench_core.records import kind_of
-from mpsbench_core.speedup import speedup_vs_one_per_gpu
 from mpsbench_core.stats import coefficient_of_variation, jain_fairness, relative_noise, summary
 
 from .errors import AnalysisError
