@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from pathlib import Path
@@ -28,6 +29,27 @@ def read_doc(path: Path) -> dict[str, Any]:
     """A results document as JSON, gunzipped when its name ends in .gz."""
     raw = path.read_bytes()
     return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+
+
+#: Tests that build the report of a committed results file (recorded_report) share one worker under
+#: `pytest -n N` (pyproject: --dist loadgroup), so each such report is drawn once per run, not once per test.
+RECORDED_REPORTS = pytest.mark.xdist_group("recorded-reports")
+
+
+@functools.cache
+def recorded_results(path: Path):
+    """load_results of one committed (never rewritten) results file, loaded once per test process.
+    Callers only read it: build_report and the verdicts leave a ResultSet as they found it."""
+    from mpsbench_analysis import load_results
+    return load_results([path])
+
+
+@functools.cache
+def recorded_report(path: Path) -> str:
+    """The HTML report of a committed results file, drawn once per test process (its 6 to 40 figures are
+    most of its cost); build_report is deterministic, so every test reads the page it would have drawn."""
+    from mpsbench_analysis.report import build_report
+    return build_report(recorded_results(path))
 
 T = 1e12  # TFLOP/s
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import recorded_results
 from fuzzing import run_cli
-from mpsbench_analysis import load_results
 from mpsbench_analysis import report
 from mpsbench_core.sweep_settings import recorded_threshold
 
@@ -54,7 +54,7 @@ def test_console_cli_and_report_say_the_same(path: Path) -> None:
     aa = [line for line in console if line.startswith("A/A (")]
     console = [line for line in console if line.startswith("verdict: ")]
     # The report's answer table for every file; the whole page (figures: slow) for a few, below.
-    page = report._answer_html(load_results([path]), recorded_threshold(doc))
+    page = report._answer_html(recorded_results(path), recorded_threshold(doc))
     for line in console:
         subject, _, sentence = line.removeprefix("verdict: ").partition(": ")
         assert html.escape(sentence, quote=False) in page or html.escape(sentence) in page, (subject, sentence)
@@ -69,7 +69,7 @@ WHOLE_PAGES = [p for p in FILES if p.name in ("command1-1.json.gz", "farm-small-
 def test_the_whole_report_carries_the_console_sentences(path: Path) -> None:
     raw = path.read_bytes()
     doc = json.loads(gzip.decompress(raw))
-    page = report.build_report(load_results([path]))
+    page = report.build_report(recorded_results(path))
     lines = [line for line in console_report(doc, recorded_threshold(doc)).splitlines() if line.startswith("verdict: ")]
     assert lines
     for line in lines:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import builder
-from conftest import DATA_FILES
+from conftest import DATA_FILES, RECORDED_REPORTS, recorded_report, recorded_results
 from mpsbench_analysis import load_results
 from mpsbench_analysis.export import to_gbench
 from mpsbench_analysis.plots import write_plots
@@ -42,7 +42,7 @@ def test_plots_for_a_multi_mode_sweep(sweep_file: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path", DATA_FILES, ids=[p.name for p in DATA_FILES])
 def test_plots_for_real_files(path: Path, tmp_path: Path) -> None:
-    rs = load_results([path])
+    rs = recorded_results(path)
     paths = write_plots(rs, tmp_path, formats=("png",))
     pairs = len(rs.results[["kernel", "precision"]].drop_duplicates())
     assert sum(p.name.startswith("throughput_") for p in paths) == pairs
@@ -62,10 +62,11 @@ def test_report_is_self_contained(sweep_file: Path) -> None:
     assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched when opened
 
 
+@RECORDED_REPORTS
 @pytest.mark.parametrize("path", DATA_FILES, ids=[p.name for p in DATA_FILES])
 def test_report_for_real_files(path: Path) -> None:
-    rs = load_results([path])
-    page = build_report(rs)
+    rs = recorded_results(path)
+    page = recorded_report(path)
     assert next(iter(rs.contexts.values()))["git_commit"][:12] in page
     assert page.count("data:image/png;base64,") >= 2
 

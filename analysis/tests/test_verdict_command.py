@@ -12,7 +12,7 @@ import pytest
 
 import builder
 import figure_docs
-from conftest import ALL_DATA_FILES, sweep_results
+from conftest import ALL_DATA_FILES, RECORDED_REPORTS, recorded_report, sweep_results
 from fuzzing import run_cli
 from mpsbench_analysis import load_results
 from mpsbench_analysis.report import build_report
@@ -131,6 +131,7 @@ def test_report_says_each_verdict_sentence_first(tmp_path: Path) -> None:
     assert "lies above 1.25x" in verdict_section
 
 
+@RECORDED_REPORTS
 @pytest.mark.parametrize("path", ALL_DATA_FILES, ids=[p.name for p in ALL_DATA_FILES])
 def test_every_recorded_file_has_cores_verdict(path: Path, tmp_path: Path) -> None:
     from conftest import read_doc
@@ -139,7 +140,7 @@ def test_every_recorded_file_has_cores_verdict(path: Path, tmp_path: Path) -> No
     expected = verdict_lines(verdicts(results_of([read_doc(path)])))
     aa = aa_check(results_of([read_doc(path)])).line
     assert out.splitlines() == expected + ([aa] if aa else []) and expected
-    page = build_report(load_results([path]))
+    page = recorded_report(path)
     for line in expected:
         assert html.escape(line.removeprefix("verdict: ").partition(": ")[2]) in page
 
