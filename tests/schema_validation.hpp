@@ -1,35 +1,16 @@
 // Validation of a results document against the JSON Schema with valijson:
-// shared by the schema unit test and the validator the MPI tests run.
+// shared by the schema unit tests and the validator the MPI tests run. Defined once in
+// schema_validation.cpp (library mpsbench_schema_validation): valijson's templates are the
+// slowest code of the build to compile, so no other file includes them.
 #pragma once
 
 #include <string>
 
 #include <nlohmann/json.hpp>
-#include <valijson/adapters/nlohmann_json_adapter.hpp>
-#include <valijson/schema.hpp>
-#include <valijson/schema_parser.hpp>
-#include <valijson/validator.hpp>
 
 namespace mpsb {
 
 // "" when `document` is valid, else one line per violation ("path: what").
-inline std::string schema_errors(const nlohmann::json& schema_json, const nlohmann::json& document) {
-  valijson::Schema schema;
-  valijson::SchemaParser parser;
-  valijson::adapters::NlohmannJsonAdapter schema_adapter(schema_json);
-  parser.populateSchema(schema_adapter, schema);
-  valijson::Validator validator;
-  valijson::ValidationResults results;
-  valijson::adapters::NlohmannJsonAdapter doc_adapter(document);
-  if (validator.validate(schema, doc_adapter, &results)) return "";
-  std::string text;
-  valijson::ValidationResults::Error error;
-  while (results.popError(error)) {
-    std::string path;
-    for (const auto& p : error.context) path += p;
-    text += path + ": " + error.description + "\n";
-  }
-  return text.empty() ? "invalid" : text;
-}
+std::string schema_errors(const nlohmann::json& schema_json, const nlohmann::json& document);
 
 }  // namespace mpsb

@@ -121,7 +121,7 @@ TEST(Iteration, CpuWorkloadFollowsTheNaiveModel) {
   }
 }
 
-TEST(Verify, AcceptsACorrectResult) {
+TEST(HybridVerify, AcceptsACorrectResult) {
   for (std::int64_t n : {std::int64_t{40}, kFullCheckMaxCells, kFullCheckMaxCells + 1, std::int64_t{100000}}) {
     const auto in = uniform(n, 6);
     std::vector<float> out(in.size());
@@ -133,7 +133,7 @@ TEST(Verify, AcceptsACorrectResult) {
   }
 }
 
-TEST(Verify, FlagsAPlantedError) {
+TEST(HybridVerify, FlagsAPlantedError) {
   const std::int64_t n = 100000;  // sampled check; the last cell is always checked
   const auto in = uniform(n, 7);
   std::vector<float> out(in.size());
@@ -145,7 +145,7 @@ TEST(Verify, FlagsAPlantedError) {
   EXPECT_NE(v.detail.find("out[99999]"), std::string::npos) << v.detail;
 }
 
-TEST(Verify, FlagsANaNAnywhere) {
+TEST(HybridVerify, FlagsANaNAnywhere) {
   const std::int64_t n = 100000;
   const auto in = uniform(n, 8);
   std::vector<float> out(in.size());
@@ -156,7 +156,7 @@ TEST(Verify, FlagsANaNAnywhere) {
   EXPECT_NE(v.detail.find("not finite"), std::string::npos) << v.detail;
 }
 
-TEST(Verify, FlagsAnOffloadThatDidNothing) {
+TEST(HybridVerify, FlagsAnOffloadThatDidNothing) {
   const std::int64_t n = 40;
   const auto in = uniform(n, 9);
   EXPECT_FALSE(verify_reaction(in.data(), in.data(), n, 1).ok);  // out = in: the kernel never computed
@@ -164,7 +164,7 @@ TEST(Verify, FlagsAnOffloadThatDidNothing) {
   EXPECT_FALSE(verify_reaction(poisoned_in.data(), out.data(), n, 1).ok);  // input never written
 }
 
-TEST(CpuWorkload, VerifiesThroughTheRegistryAtEveryPrecision) {
+TEST(HybridCpuWorkload, VerifiesThroughTheRegistryAtEveryPrecision) {
   const KernelInfo* k = find_kernel("hybrid");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->primary, PrimaryMetric::items);
@@ -186,13 +186,13 @@ TEST(CpuWorkload, VerifiesThroughTheRegistryAtEveryPrecision) {
   }
 }
 
-TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
+TEST(HybridCpuWorkload, UnrunWorkloadFailsVerification) {
   auto w = make_hybrid(DeviceKind::cpu, "fp32", 24);
   w->setup(1);
   EXPECT_FALSE(w->verify().ok);
 }
 
-TEST(CpuWorkload, DetailsReportBothPhases) {
+TEST(HybridCpuWorkload, DetailsReportBothPhases) {
   auto w = make_hybrid(DeviceKind::cpu, "fp32-cpu-heavy", 1024);
   w->setup(2);
   EXPECT_TRUE(w->details().empty());

@@ -175,7 +175,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ForwardPass,
                                             ::testing::Values(std::int64_t{16}, std::int64_t{37}),
                                             ::testing::Values(std::int64_t{1}, std::int64_t{3})));
 
-TEST(Verify, AcceptsACorrectOutputAtBothPrecisions) {
+TEST(InferenceVerify, AcceptsACorrectOutputAtBothPrecisions) {
   for (const Storage s : {Storage::fp16, Storage::bf16}) {
     for (const Shape shape : {Shape{1, 16, 1}, Shape{4, 256, 4}, Shape{9, 64, 16}, Shape{2, 32, 64}}) {
       const Model m = make_model(s, shape, 5);
@@ -188,7 +188,7 @@ TEST(Verify, AcceptsACorrectOutputAtBothPrecisions) {
   }
 }
 
-TEST(Verify, ToleranceIsTheDocumentedFormula) {
+TEST(InferenceVerify, ToleranceIsTheDocumentedFormula) {
   EXPECT_DOUBLE_EQ(tolerance(Storage::fp16, 0), 1.25 * std::ldexp(1.0, -11));
   EXPECT_DOUBLE_EQ(tolerance(Storage::bf16, 0.01), 1.25 * std::ldexp(1.0, -8) + 0.03);
   // One layer rounds no hidden activation: S = 0.
@@ -197,7 +197,7 @@ TEST(Verify, ToleranceIsTheDocumentedFormula) {
                    1.25 * std::ldexp(1.0, -8));
 }
 
-TEST(Verify, NarrowDeepNetworksWidenTheTolerance) {
+TEST(InferenceVerify, NarrowDeepNetworksWidenTheTolerance) {
   // H 32, L 64: the output depends chaotically on the rounding of the hidden
   // activations; a fixed bound in sqrt(L) fails correct outputs of some of
   // these models (up to 100 u), the measured sensitivity does not.
@@ -213,7 +213,7 @@ TEST(Verify, NarrowDeepNetworksWidenTheTolerance) {
   EXPECT_GT(widest, 50 * unit_roundoff(Storage::fp16));
 }
 
-TEST(Verify, FlagsAnElementOnePercentOffInFp16) {
+TEST(InferenceVerify, FlagsAnElementOnePercentOffInFp16) {
   // The default depth and width, and around them.
   for (const Shape shape : {Shape{2, 2048, 4}, Shape{4, 256, 4}, Shape{3, 128, 8}, Shape{2, 2048, 1}}) {
     const Model m = make_model(Storage::fp16, shape, 8);
@@ -243,7 +243,7 @@ TEST(Verify, FlagsAnElementOnePercentOffInFp16) {
   }
 }
 
-TEST(Verify, FlagsErrorsBeyondBf16Resolution) {
+TEST(InferenceVerify, FlagsErrorsBeyondBf16Resolution) {
   // bf16 resolves 2^-8 = 0.39 %: 1 % is caught for one layer, where only the
   // output's rounding separates a correct result from the reference ...
   {
@@ -266,7 +266,7 @@ TEST(Verify, FlagsErrorsBeyondBf16Resolution) {
   EXPECT_FALSE(verify_output(Storage::bf16, shape, 12, out.data(), 3).ok);
 }
 
-TEST(Verify, FlagsANonFiniteOutputAnywhere) {
+TEST(InferenceVerify, FlagsANonFiniteOutputAnywhere) {
   for (const Storage s : {Storage::fp16, Storage::bf16}) {
     const Shape shape{5, 48, 2};
     const Model m = make_model(s, shape, 2);
@@ -280,7 +280,7 @@ TEST(Verify, FlagsANonFiniteOutputAnywhere) {
   }
 }
 
-TEST(Verify, LargeBatchesAreSampledByRowButScannedWhole) {
+TEST(InferenceVerify, LargeBatchesAreSampledByRowButScannedWhole) {
   // 2 H^2 L = 16384 multiply-adds per row: a budget of 10 rows out of 70.
   const Shape shape{70, 64, 2};
   const double budget = 10 * 2.0 * 64 * 64 * 2;

@@ -41,7 +41,7 @@ WorkloadArgs cpu_args(const std::string& precision, std::int64_t size, KernelPar
   return args;
 }
 
-TEST(KernelInfo, DeclaresTheKernel) {
+TEST(InferenceKernelInfo, DeclaresTheKernel) {
   const KernelInfo* k = find_kernel("inference");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->precisions, (std::vector<std::string>{"fp16", "bf16"}));
@@ -70,7 +70,7 @@ TEST(KernelInfo, DeclaresTheKernel) {
   for (const auto& p : k->params) EXPECT_FALSE(p.doc.empty()) << p.name;
 }
 
-TEST(KernelInfo, DeviceBytesFollowTheParams) {
+TEST(InferenceKernelInfo, DeviceBytesFollowTheParams) {
   const KernelInfo* k = find_kernel("inference");
   ASSERT_NE(k, nullptr);
   const double small = k->device_bytes("fp16", 8, {{"hidden", 1024}, {"layers", 4}});
@@ -83,7 +83,7 @@ TEST(KernelInfo, DeviceBytesFollowTheParams) {
   EXPECT_DOUBLE_EQ(k->device_bytes("fp16", 3, {{"hidden", 32}, {"layers", 2}}), device_bytes(Shape{3, 32, 2}));
 }
 
-TEST(CpuWorkload, HonoursTheParams) {
+TEST(InferenceCpuWorkload, HonoursTheParams) {
   const KernelInfo* k = find_kernel("inference");
   ASSERT_NE(k, nullptr);
   for (const auto& p : k->precisions) {
@@ -103,7 +103,7 @@ TEST(CpuWorkload, HonoursTheParams) {
   EXPECT_DOUBLE_EQ(w->work().flops, 2.0 * 2048 * 2048 * 4);
 }
 
-TEST(CpuWorkload, RejectsAShapeOutsideTheRanges) {
+TEST(InferenceCpuWorkload, RejectsAShapeOutsideTheRanges) {
   const KernelInfo* k = find_kernel("inference");
   ASSERT_NE(k, nullptr);
   EXPECT_THROW(k->make(cpu_args("fp16", 4, {{"hidden", 15}})), std::invalid_argument);
@@ -112,7 +112,7 @@ TEST(CpuWorkload, RejectsAShapeOutsideTheRanges) {
   EXPECT_THROW(k->make(cpu_args("fp32", 4, {})), std::invalid_argument);
 }
 
-TEST(CpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
+TEST(InferenceCpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
   auto w = find_kernel("inference")->make(cpu_args("fp16", 4, {{"hidden", 64}, {"layers", 3}}));
   w->setup(1);
   w->run();
@@ -124,7 +124,7 @@ TEST(CpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
   EXPECT_TRUE(w->verify().ok);
 }
 
-TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
+TEST(InferenceCpuWorkload, UnrunWorkloadFailsVerification) {
   auto w = find_kernel("inference")->make(cpu_args("bf16", 2, {{"hidden", 16}, {"layers", 1}}));
   w->setup(1);  // output NaN, never computed
   const Verification v = w->verify();
@@ -132,7 +132,7 @@ TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
   EXPECT_NE(v.detail.find("not finite"), std::string::npos) << v.detail;
 }
 
-TEST(CpuWorkload, SeedsChangeTheModel) {
+TEST(InferenceCpuWorkload, SeedsChangeTheModel) {
   const KernelInfo* k = find_kernel("inference");
   auto a = k->make(cpu_args("fp16", 2, {{"hidden", 16}, {"layers", 2}}));
   auto b = k->make(cpu_args("fp16", 2, {{"hidden", 16}, {"layers", 2}}));

@@ -46,7 +46,7 @@ TEST(Rounding, Bf16AndTf32KeepTheirMantissaBits) {
   EXPECT_TRUE(std::isinf(round_to_tf32(INFINITY)));
 }
 
-TEST(Verify, AcceptsACorrectProductAtEveryPrecision) {
+TEST(MatmulVerify, AcceptsACorrectProductAtEveryPrecision) {
   for (const char* p : {"fp32", "tf32", "bf16"}) {
     const std::int64_t n = 96;
     const Inputs in = make_inputs(p, n, 5);
@@ -58,7 +58,7 @@ TEST(Verify, AcceptsACorrectProductAtEveryPrecision) {
   }
 }
 
-TEST(Verify, FlagsAPlantedError) {
+TEST(MatmulVerify, FlagsAPlantedError) {
   const std::int64_t n = 300;  // sampled check; the planted entry is a corner, always sampled
   const Inputs in = make_inputs("fp32", n, 8);
   std::vector<float> c(in.a.size());
@@ -71,7 +71,7 @@ TEST(Verify, FlagsAPlantedError) {
   EXPECT_NE(v.detail.find("C[299][299]"), std::string::npos) << v.detail;
 }
 
-TEST(Verify, FlagsAnUnwrittenEntryAnywhere) {
+TEST(MatmulVerify, FlagsAnUnwrittenEntryAnywhere) {
   const std::int64_t n = 300;
   const Inputs in = make_inputs("bf16", n, 8);
   std::vector<float> c(in.a.size());
@@ -85,7 +85,7 @@ TEST(Verify, FlagsAnUnwrittenEntryAnywhere) {
 // check_product is the comparison for C wherever it was read (the GPU workload reads C on the device):
 // given the first non-finite entry it names it; given the values at the entries it compares them; given
 // a count of values other than the entries' it refuses.
-TEST(Verify, CheckProductFromWhatWasReadOfC) {
+TEST(MatmulVerify, CheckProductFromWhatWasReadOfC) {
   const std::int64_t n = 300;
   const Inputs in = make_inputs("fp32", n, 8);
   std::vector<float> c(in.a.size());
@@ -109,7 +109,7 @@ TEST(Verify, CheckProductFromWhatWasReadOfC) {
   EXPECT_NE(v.detail.find("C[2][7] is not finite"), std::string::npos) << v.detail;
 }
 
-TEST(Verify, Tf32ErrorsAreOutsideTheFp32Tolerance) {
+TEST(MatmulVerify, Tf32ErrorsAreOutsideTheFp32Tolerance) {
   // The fp32 check must be strict enough to notice TF32 arithmetic.
   const std::int64_t n = 128;
   const Inputs in = make_inputs("fp32", n, 21);
@@ -129,7 +129,7 @@ std::unique_ptr<Workload> cpu_matmul(const std::string& precision, std::int64_t 
   return find_kernel("matmul")->make(args);
 }
 
-TEST(CpuWorkload, RunsAndVerifiesThroughTheRegistry) {
+TEST(MatmulCpuWorkload, RunsAndVerifiesThroughTheRegistry) {
   const KernelInfo* k = find_kernel("matmul");
   ASSERT_NE(k, nullptr);
   for (const auto& p : k->precisions) {
@@ -143,7 +143,7 @@ TEST(CpuWorkload, RunsAndVerifiesThroughTheRegistry) {
   }
 }
 
-TEST(CpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
+TEST(MatmulCpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
   auto w = cpu_matmul("fp32", 16);
   w->setup(1);
   w->run();
@@ -154,7 +154,7 @@ TEST(CpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
   EXPECT_TRUE(w->verify().ok);
 }
 
-TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
+TEST(MatmulCpuWorkload, UnrunWorkloadFailsVerification) {
   auto w = cpu_matmul("fp32", 16);
   w->setup(1);  // C poisoned with NaN, never computed
   EXPECT_FALSE(w->verify().ok);

@@ -106,7 +106,7 @@ struct Step {
   std::vector<T> pos_in, vel_in, acc, pos_out, vel_out;
 };
 
-TEST(Verify, AcceptsACorrectStepInBothPrecisions) {
+TEST(NbodyVerify, AcceptsACorrectStepInBothPrecisions) {
   const Step<float> f(300);
   const Verification vf = verify_step(f.view(), 1);
   EXPECT_TRUE(vf.ok) << vf.detail;
@@ -122,7 +122,7 @@ TEST(Verify, AcceptsACorrectStepInBothPrecisions) {
   EXPECT_LT(vs.checked, 10 * 3000);
 }
 
-TEST(Verify, FlagsAPlantedAccelerationError) {
+TEST(NbodyVerify, FlagsAPlantedAccelerationError) {
   // 0.1% on one component, integration kept consistent: only the force check can see it.
   for (const std::int64_t n : {300, 3000}) {  // full check, then sampled (body n-1 always is)
     Step<float> s(n);
@@ -137,7 +137,7 @@ TEST(Verify, FlagsAPlantedAccelerationError) {
   }
 }
 
-TEST(Verify, FlagsANaNAnywhere) {
+TEST(NbodyVerify, FlagsANaNAnywhere) {
   Step<float> s(3000);
   s.acc[4 * 1234 + 2] = NAN;  // most likely not sampled: the finiteness scan must catch it
   Verification v = verify_step(s.view(), 1);
@@ -150,7 +150,7 @@ TEST(Verify, FlagsANaNAnywhere) {
   EXPECT_NE(v.detail.find("position of body 7"), std::string::npos) << v.detail;
 }
 
-TEST(Verify, FlagsAnIntegrationInconsistentWithTheAcceleration) {
+TEST(NbodyVerify, FlagsAnIntegrationInconsistentWithTheAcceleration) {
   Step<float> s(200);
   s.vel_out[4 * 17] += 1e-4f;  // velocities are ~0.1: ~1000 ulps
   Verification v = verify_step(s.view(), 1);
@@ -161,7 +161,7 @@ TEST(Verify, FlagsAnIntegrationInconsistentWithTheAcceleration) {
   EXPECT_FALSE(verify_step(m.view(), 1).ok);
 }
 
-TEST(Verify, Fp64ToleranceRejectsFloatArithmetic) {
+TEST(NbodyVerify, Fp64ToleranceRejectsFloatArithmetic) {
   // The fp64 check must be strict enough to notice a step done in float.
   const Step<float> f(200);
   Step<double> d(200);
@@ -174,7 +174,7 @@ TEST(Verify, Fp64ToleranceRejectsFloatArithmetic) {
   EXPECT_GT(v.max_rel_error, v.tolerance);
 }
 
-TEST(CpuWorkload, RunsAndVerifiesThroughTheRegistryAtBothPrecisions) {
+TEST(NbodyCpuWorkload, RunsAndVerifiesThroughTheRegistryAtBothPrecisions) {
   const KernelInfo* k = find_kernel("nbody");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->precisions, (std::vector<std::string>{"fp32", "fp64"}));
@@ -195,7 +195,7 @@ TEST(CpuWorkload, RunsAndVerifiesThroughTheRegistryAtBothPrecisions) {
   }
 }
 
-TEST(CpuWorkload, WorkCountsTheSamplesConvention) {
+TEST(NbodyCpuWorkload, WorkCountsTheSamplesConvention) {
   const KernelInfo* k = find_kernel("nbody");
   ASSERT_NE(k, nullptr);
   for (const auto& [p, flops, element] : {std::tuple{"fp32", 20.0, 4.0}, std::tuple{"fp64", 30.0, 8.0}}) {
@@ -212,7 +212,7 @@ TEST(CpuWorkload, WorkCountsTheSamplesConvention) {
   EXPECT_EQ(k->primary, PrimaryMetric::flops);
 }
 
-TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
+TEST(NbodyCpuWorkload, UnrunWorkloadFailsVerification) {
   for (const char* p : {"fp32", "fp64"}) {
     WorkloadArgs args;
     args.device = DeviceKind::cpu;
@@ -351,7 +351,7 @@ TEST(Schedule, KernelIndexingEmulatedOnTheCpuGivesTheRightAccelerations) {
   }
 }
 
-TEST(KernelInfo, SizesAndDeviceMemory) {
+TEST(NbodyKernelInfo, SizesAndDeviceMemory) {
   const KernelInfo* k = find_kernel("nbody");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->default_precisions, std::vector<std::string>{"fp32"});

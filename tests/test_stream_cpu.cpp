@@ -114,7 +114,7 @@ double next_up(Op op, double x) {
 
 const Op kOps[] = {Op::triad_fp64, Op::triad_fp32, Op::copy};
 
-TEST(Verify, AcceptsACorrectOutputInEveryPrecision) {
+TEST(StreamVerify, AcceptsACorrectOutputInEveryPrecision) {
   for (const Op op : kOps) {
     const std::int64_t n = 4099;
     const Verification v = verify_values(op, correct_output(op, n));
@@ -125,7 +125,7 @@ TEST(Verify, AcceptsACorrectOutputInEveryPrecision) {
   }
 }
 
-TEST(Verify, FlagsOneElementOffByOneUlpInEveryPrecision) {
+TEST(StreamVerify, FlagsOneElementOffByOneUlpInEveryPrecision) {
   for (const Op op : kOps) {
     auto out = correct_output(op, 4099);
     out[1234] = next_up(op, out[1234]);
@@ -137,7 +137,7 @@ TEST(Verify, FlagsOneElementOffByOneUlpInEveryPrecision) {
   }
 }
 
-TEST(Verify, FlagsANaNInEveryPrecision) {
+TEST(StreamVerify, FlagsANaNInEveryPrecision) {
   for (const Op op : kOps) {
     auto out = correct_output(op, 4099);
     out[17] = NAN;
@@ -147,7 +147,7 @@ TEST(Verify, FlagsANaNInEveryPrecision) {
   }
 }
 
-TEST(Verify, LargeArraysAreSampledButEndsAndFinitenessAlwaysChecked) {
+TEST(StreamVerify, LargeArraysAreSampledButEndsAndFinitenessAlwaysChecked) {
   const std::int64_t n = kFullCheckMax + 4097;
   for (const Op op : kOps) {
     auto out = correct_output(op, n);
@@ -174,7 +174,7 @@ TEST(Verify, LargeArraysAreSampledButEndsAndFinitenessAlwaysChecked) {
   }
 }
 
-TEST(Verify, ChunkedCheckingAgreesWithTheWholeArray) {
+TEST(StreamVerify, ChunkedCheckingAgreesWithTheWholeArray) {
   for (const Op op : kOps) {
     const std::int64_t n = kFullCheckMax + 12345;  // sampled: samples must be found across chunk edges
     const auto out = correct_output(op, n);
@@ -194,7 +194,7 @@ TEST(Verify, ChunkedCheckingAgreesWithTheWholeArray) {
   }
 }
 
-TEST(Verify, ChunksOutOfOrderOrMissingAreRefused) {
+TEST(StreamVerify, ChunksOutOfOrderOrMissingAreRefused) {
   const auto out = correct_output(Op::copy, 100);
   OutputChecker checker(Op::copy, 100, kSeed, 1);
   EXPECT_THROW(checker.check(out.data() + 10, 10, 10), std::logic_error);
@@ -204,7 +204,7 @@ TEST(Verify, ChunksOutOfOrderOrMissingAreRefused) {
   EXPECT_NE(v.detail.find("only 50 of 100"), std::string::npos) << v.detail;
 }
 
-TEST(Verify, WrongSeedFails) {
+TEST(StreamVerify, WrongSeedFails) {
   // The reference depends on the inputs: an output from other inputs fails.
   const auto out = correct_output(Op::triad_fp64, 64);
   EXPECT_FALSE(verify_output(Op::triad_fp64, out.data(), 64, kSeed + 1, 1).ok);
@@ -276,7 +276,7 @@ std::unique_ptr<Workload> cpu_stream(const std::string& precision, std::int64_t 
   return find_kernel("stream")->make(args);
 }
 
-TEST(CpuWorkload, RunsAndVerifiesThroughTheRegistry) {
+TEST(StreamCpuWorkload, RunsAndVerifiesThroughTheRegistry) {
   const KernelInfo* k = find_kernel("stream");
   ASSERT_NE(k, nullptr);
   for (const auto& p : k->precisions) {
@@ -294,7 +294,7 @@ TEST(CpuWorkload, RunsAndVerifiesThroughTheRegistry) {
   }
 }
 
-TEST(CpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
+TEST(StreamCpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
   for (const char* p : {"fp64", "fp32", "copy"}) {
     auto w = cpu_stream(p, 333);
     w->setup(1);
@@ -307,7 +307,7 @@ TEST(CpuWorkload, PoisonedOutputFailsUntilTheNextRun) {
   }
 }
 
-TEST(CpuWorkload, UnrunWorkloadFailsVerification) {
+TEST(StreamCpuWorkload, UnrunWorkloadFailsVerification) {
   for (const char* p : {"fp64", "fp32", "copy"}) {
     auto w = cpu_stream(p, 64);
     w->setup(1);  // output NaN, never computed
