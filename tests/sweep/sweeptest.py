@@ -8,6 +8,7 @@ processes whatever happened, so a failing test cannot leave daemons around.
 """
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -69,6 +70,17 @@ class SweepTestCase(unittest.TestCase):
                          "FAKE_MPS_MAX_LIFETIME": "120", "PYTHONDONTWRITEBYTECODE": "1"})
         self.output = os.path.join(self.tmp, "out.json")
         self.workdir = os.path.join(self.tmp, "out-work")
+        self.env["PATH"] = self.this_python_first()
+
+    def this_python_first(self):
+        """PATH with a python3 that is this interpreter in front: the fakes (#!/usr/bin/env python3) start
+        hundreds of times per test, and a launcher such as a pyenv shim (a bash script) would double the cost."""
+        bindir = os.path.join(self.tmp, "python3-bin")
+        os.mkdir(bindir)
+        with open(os.path.join(bindir, "python3"), "w") as f:
+            f.write(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+        os.chmod(os.path.join(bindir, "python3"), 0o755)
+        return bindir + os.pathsep + self.env.get("PATH", os.defpath)
 
     def tearDown(self):
         for pid in tagged_pids(self.tag):

@@ -171,13 +171,16 @@ class RecordConsistency(AppTestCase):
         self.assertEqual([c["check"]["failed_runs"] for c in results[("timeslice", 2)]["copies"]], [0, 1])
 
 
-class OnGpus(AppTestCase):
-    """Copy i on GPU i mod G by UUID; the probe's view checked against each mode (fakes)."""
+class OnGpusEveryModeAndRound(AppTestCase):
+    """Copy i on GPU i mod G by UUID; the probe's view checked against each mode and round (fakes). A class of
+    its own: twelve jobs, the longest test of the module, so ctest runs it beside the others (OnGpus)."""
 
     def test_copies_pinned_by_uuid_and_mps_state_verified_in_every_mode_and_round(self):
         modes = ("timeslice", "mps", "mps-qos")
-        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--repetitions", "2", modes=",".join(modes),
-                                     ranks="1,2", min_time="0.3", rounds="2"),
+        # One repetition of short windows: what is checked is where each copy ran, the MPS state and the
+        # speedups of each round, not the figures themselves.
+        r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", "--repetitions", "1", modes=",".join(modes),
+                                     ranks="1,2", min_time="0.1", rounds="2"),
                        FAKE_PROBE_GPUS="2", FAKE_JOB_CONTROL=FAKE_CONTROL)
         self.assertEqual(r.returncode, 0, r.stderr)
         doc = self.merged()
@@ -207,6 +210,10 @@ class OnGpus(AppTestCase):
         self.assertIn("verdict: fake_app.py:", r.stdout)
         self.assertEqual(self.merged()["context"]["tool"], "mpsbench-sweep")
         self.assert_clean()
+
+
+class OnGpus(AppTestCase):
+    """Copies on GPUs (fakes): the probe against the mode, too few GPUs, an MPI application, SIGINT."""
 
     def test_a_probe_that_contradicts_the_mode_stops_the_sweep(self):
         r = self.sweep(self.gpu_args(f"{FAKE_APP} --sleep 0.05", modes="mps", ranks="1"),
