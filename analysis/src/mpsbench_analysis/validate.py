@@ -1,36 +1,20 @@
 """Reading and validating one results file, with errors a person can act on.
 
-The identity fields (schema, schema_version) are checked before the JSON
-Schema so that a file of another format or version gets that message rather
-than a list of missing fields.  Schema violations are reported as the single
-best-matching error, named by its field path (``results[3].ranks[0].x``).
-Values are checked as well as shapes: no non-finite number or absurd nesting
-anywhere (json_values.py), integers written as integers, and every derived
-field of each record in agreement with what it derives from (consistency.py:
-re-derived with the core's functions in one table, derived.py).
+The identity fields (schema, schema_version) are checked before the JSON Schema, so that a file of another format
+or version gets that message rather than a list of missing fields.  A schema violation is reported as the single
+best-matching error, named by its field path (``results[3].ranks[0].x``).  Values are checked as well as shapes:
+no non-finite number or absurd nesting anywhere (json_values.py), integers written as integers, and every derived
+field of each record in agreement with what it derives from (consistency.py).
 
-Versions 1, 2 and 3 are read (SUPPORTED_VERSIONS), each validated against the
-schema it was written for:
-
-* version 3 (what the writers write now): the repository's schema/ file,
-  which the package carries as ``schema/mpsbench-results.schema.json``;
-* version 2: the schema as it was at its last version-2 commit, carried
-  frozen as ``schema/mpsbench-results-v2.schema.json``.  Version 3 changed
-  the shape of records (every record has a ``kind``; an application is an
-  ``app_result`` with ``copies``), so a version-2 file cannot be checked
-  against the version-3 schema with requirements relaxed: its application
-  records are kernel ``app`` records with the application's name in
-  ``precision``, which version 3 refuses.  That legacy shape is accepted in
-  files of versions 1 and 2 only;
-* version 1: the version-2 schema without the requirements version 2 added
-  (:data:`ADDED_IN_2`: params, latency, collective, tenants) and with
-  ``schema_version`` 1, as a version-1 file is a version-2 file without
-  those fields.
-
-After validation, legacy.py gives the records of versions 1 and 2 the
-version-3 shape (a kind on every record, applications as ``app_result``), so
-nothing after the loader reads a version number or a kernel name to know
-what a record is.
+Versions 1, 2 and 3 are read (SUPPORTED_VERSIONS), each validated against the schema it was written for: version
+3 (what the writers write now) against the repository's schema/ file, carried as
+``schema/mpsbench-results.schema.json``; version 2 against the schema as it was at its last version-2 commit,
+carried frozen as ``schema/mpsbench-results-v2.schema.json`` (version 3 changed the shape of records: every record
+has a ``kind``, an application is an ``app_result`` with ``copies``, while a version-2 application is a kernel
+``app`` record with its name in ``precision``, which version 3 refuses); version 1 against the version-2 schema
+without the requirements version 2 added (:data:`ADDED_IN_2`) and with ``schema_version`` 1.  After validation,
+legacy.py gives the records of versions 1 and 2 the version-3 shape, so that nothing after the loader reads a
+version number or a kernel name to know what a record is.
 """
 
 from __future__ import annotations
@@ -70,62 +54,43 @@ def schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
     return json.loads(text)
 
 
-def _for_version(node: Any, version: int) -> Any:
-    """The schema file's content as it applies to a file of ``version``: for version 1 (which shares
-    version 2's file), without the requirements version 2 added and with ``schema_version`` 1."""
-    if version != 1:
-        return node
-    if isinstance(node, dict):
-        out = {}
-        for k, v in node.items():
-            if k == "required" and isinstance(v, list):
-                out[k] = [name for name in v if name not in ADDED_IN_2]
-            elif k == "schema_version" and isinstance(v, dict) and "const" in v:
-                out[k] = dict(v, const=version)
-            else:
-                out[k] = _for_version(v, version)
-        return out
-    if isinstance(node, list):
-        return [_for_version(v, version) for v in node]
-    return node
-
-
-def _open_world(node: Any) -> Any:
-    """The schema without ``additionalProperties: false``.
-
-    Files from a newer writer may carry fields this copy of the schema does
-    not know yet (optional fields are added without a version bump); they
-    are ignored, while every field we read is still checked for presence,
-    type and range.
-    """
-    if isinstance(node, dict):
-        return {k: _open_world(v) for k, v in node.items() if not (k == "additionalProperties" and v is False)}
-    if isinstance(node, list):
-        return [_open_world(v) for v in node]
-    return node
-
-
 _LOCAL_REF = "#/definitions/"
 
 
-def _inlined(node: Any, definitions: dict[str, Any], depth: int = 0) -> Any:
-    """The schema with every ``$ref`` to its own definitions replaced by the definition itself.
+def _open_world(node: Any, version: int = SCHEMA_VERSION, definitions: dict[str, Any] | None = None,
+                depth: int = 0) -> Any:
+    """The schema as a file of ``version`` is checked against, in one walk:
 
-    The same schema for a validator (draft 7 ignores the siblings of ``$ref``, and so does this), but
-    checked about twice as fast: resolving a reference is a large part of jsonschema's time, and every
-    rank of every record refers to several definitions.  The format's definitions do not refer to
-    themselves; ``depth`` guards against a schema that would.
+    * without ``additionalProperties: false``: files from a newer writer may carry fields this copy of the schema
+      does not know yet (optional fields are added without a version bump); they are ignored, while every field
+      we read is still checked for presence, type and range;
+    * for version 1 (which shares version 2's file): without the requirements version 2 added and with
+      ``schema_version`` 1;
+    * given its ``definitions``: every ``$ref`` to them replaced by the definition itself.  The same schema for a
+      validator (draft 7 ignores the siblings of ``$ref``, and so does this), but checked about twice as fast:
+      resolving a reference is a large part of jsonschema's time, and every rank refers to several definitions.
+      The format's definitions do not refer to themselves; ``depth`` guards against a schema that would.
     """
     if depth > 32:
         raise ValueError("schema definitions nest too deeply (a reference cycle?)")
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith(_LOCAL_REF):
-            return _inlined(definitions[ref[len(_LOCAL_REF):]], definitions, depth + 1)
-        return {k: _inlined(v, definitions, depth) for k, v in node.items() if k != "definitions"}
     if isinstance(node, list):
-        return [_inlined(v, definitions, depth) for v in node]
-    return node
+        return [_open_world(v, version, definitions, depth) for v in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if definitions is not None and isinstance(ref, str) and ref.startswith(_LOCAL_REF):
+        return _open_world(definitions[ref[len(_LOCAL_REF):]], version, definitions, depth + 1)
+    out = {}
+    for k, v in node.items():
+        if (k == "additionalProperties" and v is False) or (k == "definitions" and definitions is not None):
+            continue
+        if version == 1 and k == "required" and isinstance(v, list):
+            out[k] = [name for name in v if name not in ADDED_IN_2]
+        elif version == 1 and k == "schema_version" and isinstance(v, dict) and "const" in v:
+            out[k] = dict(v, const=version)
+        else:
+            out[k] = _open_world(v, version, definitions, depth)
+    return out
 
 
 def _is_integer(_checker: Any, instance: Any) -> bool:
@@ -139,12 +104,7 @@ def _is_integer(_checker: Any, instance: Any) -> bool:
 def _validator(version: int = SCHEMA_VERSION) -> Any:
     strict_integers = jsonschema.Draft7Validator.TYPE_CHECKER.redefine("integer", _is_integer)
     cls = jsonschema.validators.extend(jsonschema.Draft7Validator, type_checker=strict_integers)
-    applied = _open_world(_for_version(schema(version), version))
-    return cls(_inlined(applied, applied.get("definitions", {})))
-
-
-def _versions_text() -> str:
-    return ", ".join(str(v) for v in SUPPORTED_VERSIONS[:-1]) + f" and {SUPPORTED_VERSIONS[-1]}"
+    return cls(_open_world(schema(version), version, schema(version).get("definitions", {})))
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -154,22 +114,17 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _describe(error: ValidationError) -> tuple[str, str]:
     """(field, message) for a schema violation, phrased for a person."""
-    where = path_text(error.absolute_path)
+    where, v = path_text(error.absolute_path), error.validator_value
     if error.validator == "required":
-        missing = [name for name in error.validator_value if name not in error.instance]
-        name = missing[0] if missing else "?"
+        name = next((name for name in v if name not in error.instance), "?")
         return (f"{where}.{name}" if where else name), "required field is missing"
-    if error.validator == "const":
-        return where or "(document)", f"expected {_short(error.validator_value)}, got {_short(error.instance)}"
-    if error.validator == "type":
-        types = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        return where or "(document)", f"expected {' or '.join(map(str, types))}, got {_short(error.instance)}"
-    if error.validator == "enum":
-        allowed = ", ".join(_short(v) for v in error.validator_value)
-        return where or "(document)", f"{_short(error.instance)} is not one of {allowed}"
-    message = error.message
-    if len(message) > 160:
-        message = message[:157] + "..."
+    if error.validator in ("const", "type"):
+        expected = _short(v) if error.validator == "const" else " or ".join(map(str, v if isinstance(v, list) else [v]))
+        message = f"expected {expected}, got {_short(error.instance)}"
+    elif error.validator == "enum":
+        message = f"{_short(error.instance)} is not one of {', '.join(map(_short, v))}"
+    else:
+        message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
     return where or "(document)", message
 
 
@@ -220,12 +175,7 @@ def _decompressed(raw: bytes, name: str) -> bytes:
 
 
 def load_document(path: str | Path) -> dict[str, Any]:
-    """Reads and validates one results file (JSON, or gzip-compressed JSON); returns the parsed document.
-
-    The identity fields are checked before the full schema so that a file of
-    another format or schema version gets that message, not a list of
-    missing fields.
-    """
+    """Reads and validates one results file (JSON, or gzip-compressed JSON); returns the parsed document."""
     name = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -249,10 +199,10 @@ def load_document(path: str | Path) -> dict[str, Any]:
     version = doc["schema_version"]
     if not _is_integer(None, version) or version not in SUPPORTED_VERSIONS:  # 1.0 == 1
         raise AnalysisError(
-            f"version {_short(version)} is not supported (this tool reads versions {_versions_text()})",
+            f"version {_short(version)} is not supported (this tool reads versions "
+            f"{', '.join(map(str, SUPPORTED_VERSIONS[:-1]))} and {SUPPORTED_VERSIONS[-1]})",
             name, "schema_version")
-    validator = _validator(version)
-    error = best_match(validator.iter_errors(doc), key=_preferred)
+    error = best_match(_validator(version).iter_errors(doc), key=_preferred)
     if error is not None:
         where, message = _describe(error)
         raise AnalysisError(message, name, where)
