@@ -19,7 +19,7 @@ from .derived import ACROSS_RECORDS, FIELDS, check_fields, refusal, show
 from .energy_rules import check_activity, check_energy
 from .errors import AnalysisError
 from .quality import check_settings
-from .rules import _samples, claims, shape
+from .rules import claims, samples, shape
 from .run_index import Run
 
 _OF_ENERGY = tuple(f for f in FIELDS if f.path.startswith(("energy.", "gpu_activity.")))
@@ -38,15 +38,15 @@ def _legacy_app(r: dict[str, Any], run: Run, name: str, where: str) -> None:
         raise AnalysisError(f"{r['precision']!r}, but app.name is {r['app']['name']!r} (an application record "
                             "of this version names the application in both)", name, f"{where}.precision")
     for key in ("flop_per_s", "byte_per_s") if r["aggregate"] is not None else ():
-        _samples(r["aggregate"][key], r["repetitions"], name, f"{where}.aggregate.{key}")
+        samples(r["aggregate"][key], r["repetitions"], name, f"{where}.aggregate.{key}")
         for stat in ("median", "min", "max"):
             why = refusal(FIELDS[0], r, {"key": key, "stat": stat}, run)
             if why:
                 raise AnalysisError(why, name, f"{where}.aggregate.{key}.{stat}")
-        for i, sample in enumerate(r["aggregate"][key]["samples"]):
-            if sample != 0:
-                raise AnalysisError(f"{sample!r}, but an application's runs have no {key} (0)", name,
-                                    f"{where}.aggregate.{key}.samples[{i}]")
+        nonzero = [i for i, sample in enumerate(r["aggregate"][key]["samples"]) if sample != 0]
+        if nonzero:
+            raise AnalysisError(f"{r['aggregate'][key]['samples'][nonzero[0]]!r}, but an application's runs have no "
+                                f"{key} (0)", name, f"{where}.aggregate.{key}.samples[{nonzero[0]}]")
     try:
         _record(legacy.app_record(r), run, name, where)
     except AnalysisError as exc:

@@ -38,8 +38,6 @@ POWER_TOL = 0.05
 SKIP = NOT_IN_FILE
 _MISSING = object()
 KINDS = ("kernel", "mix", "app")
-AGGREGATES = {"kernel": ("flop_per_s", "byte_per_s", "item_per_s"), "mix": ("flop_per_s", "byte_per_s", "item_per_s"),
-              "app": ("run_per_s", "metric_per_s")}
 #: The primary metric of an application's own figure.
 METRIC = "metric_per_s"
 
@@ -105,7 +103,7 @@ SUMMARIES = ("aggregate.{key}", "ranks[{j}].iteration_time_s", "ranks[{j}].gpu_i
 
 
 def _kernel_rate(r: dict, ix: dict, _run: Run) -> Any:
-    if kind_of(r) == "mix" or r["iterations_per_repetition"] is None:
+    if kind_of(r) == "mix" or r["iterations_per_repetition"] is None or ix["key"] not in _WORK:
         return SKIP  # a mix's aggregate adds its tenants' work at iteration counts not in the file
     work = r["work_per_iteration"][_WORK[ix["key"]]]
     total = d.kernel_work(r["active_ranks"], r["iterations_per_repetition"], work)
@@ -279,13 +277,13 @@ _INDICES: dict[str, Callable[[dict], Any]] = {
     "j": lambda r: range(len(r.get("ranks") or [])),
     "c": lambda r: range(len(r.get("copies") or [])),
     "t": lambda r: range(len(r.get("tenants") or [])),
-    "key": lambda r: [k for k in AGGREGATES[kind_of(r)] if isinstance((r.get("aggregate") or {}).get(k), dict)],
+    "key": lambda r: [k for k, summary in (r.get("aggregate") or {}).items() if isinstance(summary, dict)],
     "stat": lambda r: ("median", "min", "max"),
     "gpu_figure": lambda r: ACTIVITY_FIELDS,
 }
 
 
-def _number(x: Any) -> bool:
+def number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
@@ -314,7 +312,7 @@ def refusal(f: Field, r: dict, ix: dict, run: Run) -> str | None:
     """Why the field at ``ix`` of ``r`` disagrees with what the entry derives, or None where it agrees."""
     path = f.path.format(**ix)
     written = at(r, path)
-    if written is _MISSING or not (written is None or _number(written)):
+    if written is _MISSING or not (written is None or number(written)):
         return None  # absent, or of another type: the schema's and rules.py's to refuse
     derived = f.derive(r, ix, run)
     if derived is SKIP or (written is None and (derived is None or not f.null_too)):

@@ -1,15 +1,10 @@
-"""The shape of a record's ``energy`` and ``gpu_activity`` (core energy.py says what they hold): a figure that could
-not be had must say why and show nothing.  Their figures are re-derived in derived.py (mean power, energy per
-unit and per run, each activity figure a mean of the GPUs').
-
-Files are read with unknown fields allowed and a version-2 schema does not know these objects, so every type and
-range is checked here: each an object with ``available`` true or false; not available: a ``reason`` (a non-empty
-string) and no figure (never a zero passing as one); available energy: ``joules`` positive, ``mean_power_w``,
-``span_s``, ``work``, ``joules_per_run`` and ``joules_per_unit`` positive or null, ``uncertainty`` at least 0,
-``method`` and ``work_unit`` strings (the unit the primary figure's, as core energy.work_unit names it; a file
-that wrote "steps" for "step" is read alike: core units.singular), ``joules_per_unit`` null only with a
-``per_unit_reason``; available activity: each figure a percentage or null, at least one of them a number, and
-``per_gpu`` a list of objects with the same figures.
+"""The shape of a record's ``energy`` and ``gpu_activity`` (core energy.py says what they hold); derived.py
+re-derives their figures.  Files are read with unknown fields allowed and a version-2 schema does not know these
+objects (nor does the current one say all of this), so each type and range is checked here: a figure that could
+not be had is ``available: false`` with a non-empty ``reason`` and no figure, never a zero passing as one; an
+available energy has positive ``joules`` and a ``per_unit_reason`` where ``joules_per_unit`` is null, its
+``work_unit`` that of the primary figure (core energy.work_unit; "steps" read as "step": core units.singular); an
+available activity at least one percentage, each GPU's (``per_gpu``) too.
 """
 
 from __future__ import annotations
@@ -20,44 +15,41 @@ from typing import Any
 from mpsbench_core.energy import ACTIVITY_FIELDS, work_unit
 from mpsbench_core.units import singular
 
+from .derived import number, show
 from .errors import AnalysisError
 
 _FIGURES = ("joules", "joules_per_unit", "mean_power_w")
-
-
-def _short(value: Any) -> str:
-    return "null" if value is None else repr(value)
 
 
 def _optional(obj: dict[str, Any], key: str, name: str, where: str, low: float, strict: bool = True,
               high: float | None = None) -> None:
     """obj[key] a number in range (> low, or >= low where not strict; <= high), null or absent."""
     value = obj.get(key)
-    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if value is not None and not (number and (value > low if strict else value >= low) and (high is None or value <= high)):
+    in_range = number(value) and math.isfinite(value) and (value > low if strict else value >= low)
+    if value is not None and not (in_range and (high is None or value <= high)):
         what = f"a number {'above' if strict else 'at least'} {low:g}" + (f" and at most {high:g}" if high else "")
-        raise AnalysisError(f"expected {what}, got {_short(value)}", name, f"{where}.{key}")
+        raise AnalysisError(f"expected {what}, got {show(value)}", name, f"{where}.{key}")
 
 
 def _string(obj: dict[str, Any], key: str, name: str, where: str) -> None:
     if obj.get(key) is not None and not isinstance(obj[key], str):
-        raise AnalysisError(f"expected a string or null, got {_short(obj[key])}", name, f"{where}.{key}")
+        raise AnalysisError(f"expected a string or null, got {show(obj[key])}", name, f"{where}.{key}")
 
 
 def _head(obj: Any, figures: tuple[str, ...], name: str, where: str) -> bool:
     """What both objects share; returns ``available``."""
     if not isinstance(obj, dict):
-        raise AnalysisError(f"expected an object, got {_short(obj)}", name, where)
+        raise AnalysisError(f"expected an object, got {show(obj)}", name, where)
     available = obj.get("available")
     if not isinstance(available, bool):
-        raise AnalysisError(f"expected true or false, got {_short(available)}", name, f"{where}.available")
+        raise AnalysisError(f"expected true or false, got {show(available)}", name, f"{where}.available")
     if not available:
         reason = obj.get("reason")
         if not isinstance(reason, str) or not reason.strip():
             raise AnalysisError("not available, but no reason is given", name, f"{where}.reason")
         shown = [k for k in figures if obj.get(k) is not None]
         if shown:
-            raise AnalysisError(f"{_short(obj[shown[0]])}, but the figure is not available ({reason})", name,
+            raise AnalysisError(f"{show(obj[shown[0]])}, but the figure is not available ({reason})", name,
                                 f"{where}.{shown[0]}")
     return available
 
@@ -101,7 +93,7 @@ def check_activity(r: dict[str, Any], name: str, where: str) -> None:
         raise AnalysisError("available, but no figure is given", name, f"{where}.sm_active")
     per_gpu = a.get("per_gpu")
     if per_gpu is not None and (not isinstance(per_gpu, list) or not all(isinstance(g, dict) for g in per_gpu)):
-        raise AnalysisError(f"expected a list of objects, got {_short(per_gpu)}", name, f"{where}.per_gpu")
+        raise AnalysisError(f"expected a list of objects, got {show(per_gpu)}", name, f"{where}.per_gpu")
     for j, g in enumerate(per_gpu or []):
         for key in ACTIVITY_FIELDS:
             _optional(g, key, name, f"{where}.per_gpu[{j}]", 0.0, strict=False, high=100.0)

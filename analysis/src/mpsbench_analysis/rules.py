@@ -16,7 +16,7 @@ from typing import Any
 from mpsbench_core import modes
 from mpsbench_core.records import kind_of
 
-from .derived import METRIC, at
+from .derived import METRIC, at, number, show
 from .energy_rules import check_activity, check_energy
 from .errors import AnalysisError
 from .quality import check_quality
@@ -26,11 +26,7 @@ def count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def short(value: Any) -> str:
-    return "null" if value is None else repr(value)
-
-
-def _samples(summary: Any, expected: int, name: str, field: str, what: str = "repetitions is") -> None:
+def samples(summary: Any, expected: int, name: str, field: str, what: str = "repetitions is") -> None:
     if summary is not None and len(summary["samples"]) != expected:
         raise AnalysisError(f"{count(len(summary['samples']), 'sample', 'samples')}, but {what} {expected}", name,
                             f"{field}.samples")
@@ -68,13 +64,13 @@ def _common(r: dict[str, Any], instances: str, name: str, where: str) -> None:
                                 f"{where}.{key}")
     for key, summary in (r["aggregate"] or {}).items():
         if isinstance(summary, dict):
-            _samples(summary, n, name, f"{where}.aggregate.{key}")
+            samples(summary, n, name, f"{where}.aggregate.{key}")
 
 
 def _kernel_shape(r: dict[str, Any], name: str, where: str) -> None:
     for j, rank in enumerate(r["ranks"]):
         for key in ("iteration_time_s", "gpu_iteration_time_s", "collective_time_s"):
-            _samples(rank.get(key), r["repetitions"], name, f"{where}.ranks[{j}].{key}")
+            samples(rank.get(key), r["repetitions"], name, f"{where}.ranks[{j}].{key}")
     if r.get("collective") is not None:
         timed = sum(rank.get("collective_time_s") is not None for rank in r["ranks"])
         per_iteration = r["collective"]["time_per_iteration_s"]
@@ -100,7 +96,7 @@ def _kernel_shape(r: dict[str, Any], name: str, where: str) -> None:
     for j, rank in enumerate(r["ranks"]):
         index = rank.get("tenant")
         if index is None or not 0 <= index < len(tenants):
-            raise AnalysisError(f"{short(index)}, but a rank of a mix names one of its {len(tenants)} tenants "
+            raise AnalysisError(f"{show(index)}, but a rank of a mix names one of its {len(tenants)} tenants "
                                 f"(0 to {len(tenants) - 1})", name, f"{where}.ranks[{j}].tenant")
         members[index] += 1
     for i, t in enumerate(tenants):
@@ -108,7 +104,7 @@ def _kernel_shape(r: dict[str, Any], name: str, where: str) -> None:
             raise AnalysisError(f"{t['ranks_per_gpu']} ranks per GPU on {r['devices']} device(s), but {members[i]} "
                                 f"of the record's ranks name this tenant ({t['ranks_per_gpu'] * r['devices']} "
                                 "expected)", name, f"{where}.tenants[{i}].ranks_per_gpu")
-        _samples(t["throughput"], r["repetitions"], name, f"{where}.tenants[{i}].throughput")
+        samples(t["throughput"], r["repetitions"], name, f"{where}.tenants[{i}].throughput")
 
 
 def _app_shape(r: dict[str, Any], name: str, where: str) -> None:
@@ -117,8 +113,8 @@ def _app_shape(r: dict[str, Any], name: str, where: str) -> None:
         raise AnalysisError(f"{len(runs)} entries, but window_s has {len(r['window_s'])}", name,
                             f"{where}.app.runs_per_repetition")
     share = app.get("startup_share")
-    if share is not None and not (isinstance(share, (int, float)) and not isinstance(share, bool) and 0 <= share <= 1):
-        raise AnalysisError(f"expected a share in [0, 1] or null, got {short(share)}", name, f"{where}.app.startup_share")
+    if share is not None and not (number(share) and 0 <= share <= 1):
+        raise AnalysisError(f"expected a share in [0, 1] or null, got {show(share)}", name, f"{where}.app.startup_share")
     seen: dict[int, int] = {}
     for j, c in enumerate(r["copies"]):
         at_ = f"{where}.copies[{j}]"
@@ -129,8 +125,8 @@ def _app_shape(r: dict[str, Any], name: str, where: str) -> None:
         for key in ("run_time_s", "metric_per_s", "startup_s"):
             summary = c.get(key)
             if summary is not None and (not isinstance(summary, dict) or not isinstance(summary.get("samples"), list)):
-                raise AnalysisError(f"expected a summary or null, got {short(summary)}", name, f"{at_}.{key}")
-            _samples(summary, r["repetitions"], name, f"{at_}.{key}")
+                raise AnalysisError(f"expected a summary or null, got {show(summary)}", name, f"{at_}.{key}")
+            samples(summary, r["repetitions"], name, f"{at_}.{key}")
     if r["primary_metric"] == METRIC and r["aggregate"] is not None and METRIC not in r["aggregate"]:
         raise AnalysisError("required field is missing (the primary metric)", name, f"{where}.aggregate.{METRIC}")
 
@@ -157,7 +153,7 @@ def _latency_order(stats: dict[str, Any], name: str, where: str, order: tuple[st
 
 def _noise_met(r: dict[str, Any], name: str, where: str) -> None:
     relative, target, met = (at(r, f"noise.{key}") for key in ("relative", "target", "met"))
-    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (relative, target)) and \
+    if number(relative) and number(target) and \
             isinstance(met, bool) and met != (relative <= target) and at(r, "noise.estimator") == "median_se_normal":
         raise AnalysisError(f"{str(met).lower()}, but relative {relative!r} is "
                             f"{'within' if relative <= target else 'above'} target {target!r}", name, f"{where}.noise.met")
@@ -188,7 +184,7 @@ def _app_claims(r: dict[str, Any], name: str, where: str) -> None:
                                 name, f"{at_}.checked_runs")
     for j, run in enumerate(app["failed_runs"]):
         copy = run.get("copy")
-        if isinstance(copy, int) and not isinstance(copy, bool) and not 0 <= copy < r["active_ranks"]:
+        if number(copy) and not 0 <= copy < r["active_ranks"]:
             raise AnalysisError(f"{copy}, but the copies are 0 to {r['active_ranks'] - 1}", name,
                                 f"{where}.app.failed_runs[{j}].copy")
     failed = app["failed_checks"]
