@@ -1,5 +1,5 @@
 """A farmed application's energy per unit of work (mpsbench-sweep --app): one definition, which the sweep writes
-(harness/sweep/mpsbench_sweep/app/energy.py) and the analysis checks (mpsbench_analysis.energy_consistency).
+(harness/sweep/mpsbench_sweep/app/energy.py) and the analysis checks (mpsbench_analysis.derived).
 
 Energy per unit is the energy of the span in which the units were done, divided by those units; never a rate
 multiplied by a span it was not measured over.

@@ -19,7 +19,8 @@ older writers have neither, and read as "not measured"):
 ``available: false`` comes with a reason and no figures: a figure that could not be had is never a zero.
 The readers here are lenient (any JSON value gives an answer, never an exception): a figure that is not a
 positive finite number reads as missing, and an energy without one is not available.  The analysis refuses
-files whose figures contradict each other before they get here (mpsbench_analysis.energy_consistency).
+files whose figures contradict each other before they get here (mpsbench_analysis.energy_rules and
+mpsbench_analysis.derived).
 
 People read energy per unit of work scaled like the throughput they know: J/TFLOP, J/GB, J/request,
 J/run, J/ns (:func:`per_unit_label`, :func:`format_per_unit`).

@@ -1,6 +1,6 @@
 """The speedup over one rank (one copy) per GPU: one definition for the writers (mpsbench-sweep --app:
 results[].speedup_vs_one_copy_per_gpu) and the readers (the analysis checks it against the one-per-GPU record:
-run_consistency.py).
+mpsbench_analysis.derived's table, through run_index.py).
 
 It is a record's primary median over that of the same configuration and mode at one per GPU, in the same round
 (mpsbench-sweep --rounds: each round's processes measured their own) and, for an application, the same binding.

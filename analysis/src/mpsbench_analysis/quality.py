@@ -30,7 +30,7 @@ explained by a one-line legend.
 The JSON Schema of the package may not know these objects yet (files are
 validated with unknown fields allowed), so :func:`check_quality` checks the
 type and range of every field read here, and the cheap counts that must
-agree (called from consistency.py).
+agree (called from rules.py).
 """
 
 from __future__ import annotations
