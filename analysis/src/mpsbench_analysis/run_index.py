@@ -1,13 +1,9 @@
-"""The record of the same run a figure is taken from (derived.py's entries that cross records).
-
-* A speedup over one rank (one copy) per GPU is a record's primary median over that of the same configuration
-  and mode at one per GPU (core speedup.py): the record at the mode's label when there is one, else the mode's
-  only one-per-GPU record (mpsbench-sweep gives mps-qos at 100/k percent).
-* A mix tenant's ``alone_throughput`` (``alone_latency_p99_s``) is the primary median (the overall p99 latency)
-  of the tenant's own configuration at its own ranks per GPU, in the same mode.
-Both come from a record of the same round (mpsbench-sweep --rounds: each round's processes measured their own),
-and only a measured (ok) record gives a figure.  Where the other record is not in the file (a run cut to a few
-records, or merged from jobs that did not run it), there is nothing to check against.
+"""The record of the same run a figure is taken from (derived.ACROSS_RECORDS): for a speedup over one rank (copy) per
+GPU, the same configuration and mode at one per GPU (core speedup.py; the record at the mode's label, else the
+mode's only one-per-GPU record: mpsbench-sweep gives mps-qos at 100/k percent); for a mix tenant's
+``alone_throughput`` (``alone_latency_p99_s``), the tenant's own configuration at its ranks per GPU, same mode.
+Always of the same round (mpsbench-sweep --rounds), and only a measured (ok) record gives a figure; where it is
+not in the file (a run cut to a few records, or merged from jobs that did not run it), nothing is checked.
 """
 
 from __future__ import annotations
@@ -40,8 +36,7 @@ def _median(r: dict[str, Any], measured_only: bool = True) -> float | None:
 
 
 def _latency_p99(r: dict[str, Any]) -> float | None:
-    latency = r.get("latency")
-    return latency["overall"]["p99"] if r["status"] == "ok" and latency else None
+    return r["latency"]["overall"]["p99"] if r["status"] == "ok" and r.get("latency") else None
 
 
 class Run:
