@@ -49,13 +49,10 @@ class NodeChannel:
     def forget(self, kind):
         self._seen.pop(kind, None)
 
-    def wait_for(self, kind, count, timeout, abort_on=()):
-        """Collects events until `count` of `kind` arrived, one of `abort_on` arrived, the output ended or
-        timeout passed; returns the events of `kind` seen so far."""
+    def wait_until(self, done, timeout):
+        """Collects events until done() holds, the output ended or timeout passed."""
         deadline = time.monotonic() + timeout
-        while not self.ended and len(self.seen(kind)) < count and time.monotonic() < deadline:
-            if any(self.seen(k) for k in abort_on):
-                break
+        while not self.ended and not done() and time.monotonic() < deadline:
             try:
                 event = self._events.get(timeout=max(0.01, min(0.5, deadline - time.monotonic())))
             except queue.Empty:
@@ -64,6 +61,11 @@ class NodeChannel:
                 self.ended = True
             else:
                 self.seen(event["event"]).append(event)
+
+    def wait_for(self, kind, count, timeout, abort_on=()):
+        """Collects events until `count` of `kind` arrived, one of `abort_on` arrived, the output ended or
+        timeout passed; returns the events of `kind` seen so far."""
+        self.wait_until(lambda: len(self.seen(kind)) >= count or any(self.seen(k) for k in abort_on), timeout)
         return self.seen(kind)
 
     def send(self, line):

@@ -117,8 +117,11 @@ class Guardian(NodeChannel):
         return self.seen("failed")
 
     def wait_ready(self, timeout):
-        """Raises DaemonError unless every node reported ready."""
-        self.wait_for("ready", self.nodes, timeout, abort_on=("failed",))
+        """Raises DaemonError unless every node reported ready. A node that fails does not cut the others'
+        starts short: each ends its start (ready or failed, within its own ready timeout) and is then stopped
+        by its guardian, which reports. Interrupted mid-start instead, a guardian still starting up (a loaded
+        node) could die before its signal handling exists, its node left without a stop report."""
+        self.wait_until(lambda: len(self.ready) + len(self.failed) >= self.nodes, timeout)
         if self.failed:
             raise DaemonError("; ".join(f"{e['host']}: {e['error']}" for e in self.failed))
         if len(self.ready) < self.nodes:
