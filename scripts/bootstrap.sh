@@ -363,6 +363,16 @@ run_tests() {
   install_packages "${base_packages[@]}" "${test_packages[@]}"
   install_browser
   lap packages
+  # pip mostly downloads: it installs the analysis package while the build compiles.
+  local venv=$build/analysis-venv pip_log=$build/analysis-install.log
+  background_pids=()  # global: the EXIT trap ends what still runs when the script stops early
+  trap 'for pid in "${background_pids[@]}"; do kill "$pid" 2>/dev/null; done; true' EXIT
+  if [ -f "$repo/analysis/pyproject.toml" ]; then
+    mkdir -p "$build"
+    { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+      "$venv/bin/python" -m pip install -q --disable-pip-version-check "$repo/analysis[test]"; } >"$pip_log" 2>&1 &
+    background_pids+=($!)
+  fi
   # Most tests wait (on fake programs, measurement windows, mpirun): ctest counts two slots a core, a test
   # that keeps a core busy takes two (tests/CMakeLists.txt, MPSBENCH_TEST_SLOTS_PER_CORE) and one that
   # waits one, so waiting tests overlap.
@@ -370,16 +380,24 @@ run_tests() {
   configure_and_build -DMPSBENCH_REQUIRE_SCHEMA_TESTS=ON "$(cuda_arch_args test)" \
     -DMPSBENCH_TEST_SLOTS_PER_CORE=$slots_per_core
   lap build
-  ctest --test-dir "$build" --output-on-failure -j "$((jobs * slots_per_core))"
-  lap ctest
+  local failed=() pytest_log=$build/pytest.log
   if [ -f "$repo/analysis/pyproject.toml" ]; then
-    local venv=$build/analysis-venv
-    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check "$repo/analysis[test]"
-    lap "analysis install"
-    (cd "$repo" && "$venv/bin/python" -m pytest analysis/tests -q -n "$jobs")  # pytest-xdist, one worker a core
-    lap pytest
+    wait "${background_pids[0]}" || { cat "$pip_log" >&2; die "pip could not install the analysis package (above)"; }
+    lap "analysis install (after the build)"
+    # pytest keeps the cores busy while ctest's tests wait: the two run side by side (pytest-xdist, one
+    # worker a core), pytest's output in a log printed when both are done.
+    (cd "$repo" && exec "$venv/bin/python" -m pytest analysis/tests -q -n "$jobs") >"$pytest_log" 2>&1 &
+    background_pids=($!)
   fi
+  ctest --test-dir "$build" --output-on-failure -j "$((jobs * slots_per_core))" || failed+=(ctest)
+  lap ctest
+  if [ ${#background_pids[@]} -gt 0 ]; then
+    wait "${background_pids[0]}" || failed+=(pytest)
+    background_pids=()
+    cat "$pytest_log"
+    lap "pytest (after ctest)"
+  fi
+  [ ${#failed[@]} -eq 0 ] || die "failed: ${failed[*]} (output above)"
   # What an HPC centre does: install into a prefix and as a DEB package, and run it from there with the tree
   # out of sight (installed from this build: no second build where a mount namespace can hide the tree).
   MPSBENCH_INSTALL_CHECK_JOBS=$jobs MPSBENCH_INSTALL_CHECK_BUILD=$build "$repo/tests/install/check_installed.sh"
