@@ -28,16 +28,18 @@ endfunction()
 # into one executable, mpsbench_unit_tests, made at the end of tests/CMakeLists.txt (one link and build step
 # instead of one per file); ctest runs them one suite a process (GtestSuitesCtest.cmake): a process of
 # one of these executables takes 0.07 s of system time to map cuBLAS alone, and one process per test
-# (360 of them, gtest_discover_tests) cost half a minute of CPU. A file that registers a test-only kernel (MPSB_REGISTER_KERNEL) gets an
-# executable of its own instead (mpsbench_add_unit_test_executable), so that no other test sees the kernel.
-# The test files compile at -O1 (the harness and kernels they test keep the build's -O3): -O3 of the
-# GoogleTest macros costs 40 % more compile time and buys a test nothing.
+# (360 of them, gtest_discover_tests) cost half a minute of CPU. A file that registers a test-only
+# kernel (MPSB_REGISTER_KERNEL) gets an executable of its own instead (mpsbench_add_unit_test_executable),
+# so that no other test sees the kernel.
+# The test files compile at -O0 (the harness and kernels they test keep the build's -O3): optimizing the
+# GoogleTest and JSON-heavy test bodies cost 20 CPU-s more to compile at -O1 (40 % more again at -O3) and
+# bought the tests 3 CPU-s of run time.
 # Their main (tests/unit_main.cpp: a suite whose every test skipped exits kAllSkipped, 77), compiled once.
 add_library(mpsbench_unit_main OBJECT "${PROJECT_SOURCE_DIR}/tests/unit_main.cpp")
 target_link_libraries(mpsbench_unit_main PUBLIC GTest::gtest PRIVATE mpsbench_warnings)
 function(mpsbench_unit_test_target target)
   target_link_libraries(${target} PRIVATE mpsbench_harness mpsbench_unit_main mpsbench_warnings)
-  target_compile_options(${target} PRIVATE $<$<AND:$<CONFIG:Release>,$<COMPILE_LANGUAGE:CXX>>:-O1>)
+  target_compile_options(${target} PRIVATE $<$<AND:$<CONFIG:Release>,$<COMPILE_LANGUAGE:CXX>>:-O0>)
   target_compile_definitions(${target} PRIVATE
     MPSBENCH_SCHEMA_PATH="${PROJECT_SOURCE_DIR}/schema/mpsbench-results.schema.json")
   mpsbench_gtest_suites(${target})
