@@ -9,44 +9,57 @@ measured, let a CI gate pass on them, or let a verdict pick a configuration that
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 from mpsbench_core.gain_record import first_difference
 from mpsbench_core.records import kind_of, results_of
 
 from . import legacy
-from .derived import ACROSS_RECORDS, FIELDS, check_fields, refusal, show
-from .energy_rules import check_activity, check_energy
+from .derived import ACROSS_RECORDS, FIELDS, refusal, refusals, show
+from .energy_rules import metered
 from .errors import AnalysisError
-from .quality import check_settings
-from .rules import claims, samples, shape
+from .quality import check_quality, check_settings
+from .rules import Refusals, claims, samples, shape
 from .run_index import Run
 
 _OF_ENERGY = tuple(f for f in FIELDS if f.path.startswith(("energy.", "gpu_activity.")))
 
 
+def first(found: Refusals, name: str, where: str) -> None:
+    """Raises AnalysisError naming the first of the refusals ``found`` in the record at ``where``."""
+    for field, why in found:
+        raise AnalysisError(why, name, f"{where}.{field}")
+
+
 def _record(r: dict[str, Any], run: Run, name: str, where: str) -> None:
-    shape(r, name, where)
-    check_fields(r, FIELDS, run, name, where)
-    claims(r, name, where)
+    first(shape(r), name, where)
+    if kind_of(r) != "app":
+        check_quality(r, name, where)
+    first(chain(metered(r), refusals(r, FIELDS, run), claims(r)), name, where)
+
+
+def _legacy_only(r: dict[str, Any], run: Run) -> Refusals:
+    """What only a kernel-``app`` record of versions 1 and 2 has."""
+    if r["precision"] != r["app"]["name"]:
+        yield "precision", (f"{r['precision']!r}, but app.name is {r['app']['name']!r} (an application record of "
+                            "this version names the application in both)")
+    for key in ("flop_per_s", "byte_per_s") if r["aggregate"] is not None else ():
+        yield from samples(r["aggregate"][key], r["repetitions"], f"aggregate.{key}")
+        for stat in ("median", "min", "max"):
+            why = refusal(FIELDS[0], r, {"key": key, "stat": stat}, run)
+            if why:
+                yield f"aggregate.{key}.{stat}", why
+        nonzero = [i for i, sample in enumerate(r["aggregate"][key]["samples"]) if sample != 0]
+        if nonzero:
+            yield f"aggregate.{key}.samples[{nonzero[0]}]", (
+                f"{r['aggregate'][key]['samples'][nonzero[0]]!r}, but an application's runs have no {key} (0)")
 
 
 def _legacy_app(r: dict[str, Any], run: Run, name: str, where: str) -> None:
     """A kernel-``app`` record of versions 1 and 2: what only that shape has, then the checks of its version-3
-    shape (legacy.py), an error naming the field as this file has it."""
-    if r["precision"] != r["app"]["name"]:
-        raise AnalysisError(f"{r['precision']!r}, but app.name is {r['app']['name']!r} (an application record "
-                            "of this version names the application in both)", name, f"{where}.precision")
-    for key in ("flop_per_s", "byte_per_s") if r["aggregate"] is not None else ():
-        samples(r["aggregate"][key], r["repetitions"], name, f"{where}.aggregate.{key}")
-        for stat in ("median", "min", "max"):
-            why = refusal(FIELDS[0], r, {"key": key, "stat": stat}, run)
-            if why:
-                raise AnalysisError(why, name, f"{where}.aggregate.{key}.{stat}")
-        nonzero = [i for i, sample in enumerate(r["aggregate"][key]["samples"]) if sample != 0]
-        if nonzero:
-            raise AnalysisError(f"{r['aggregate'][key]['samples'][nonzero[0]]!r}, but an application's runs have no "
-                                f"{key} (0)", name, f"{where}.aggregate.{key}.samples[{nonzero[0]}]")
+    shape (legacy.py), an error naming the field as this file has it, then its energy (which that shape drops)."""
+    first(_legacy_only(r, run), name, where)
     try:
         _record(legacy.app_record(r), run, name, where)
     except AnalysisError as exc:
@@ -54,9 +67,7 @@ def _legacy_app(r: dict[str, Any], run: Run, name: str, where: str) -> None:
         if inner is None:
             raise
         raise AnalysisError(exc.detail, name, f"{where}.{legacy.v3_field(inner)}") from None
-    check_energy(r, name, where)
-    check_activity(r, name, where)
-    check_fields(r, _OF_ENERGY, run, name, where)
+    first(chain(metered(r), refusals(r, _OF_ENERGY, run)), name, where)
 
 
 def check_consistency(doc: dict[str, Any], name: str) -> None:
@@ -66,7 +77,7 @@ def check_consistency(doc: dict[str, Any], name: str) -> None:
     for i, r in enumerate(doc["results"]):
         (_legacy_app if kind_of(r) == "app" and "kind" not in r else _record)(r, run, name, f"results[{i}]")
     for i, r in enumerate(doc["results"]):
-        check_fields(r, ACROSS_RECORDS, run, name, f"results[{i}]")
+        first(refusals(r, ACROSS_RECORDS, run), name, f"results[{i}]")
     sweep = doc["context"].get("sweep")
     if isinstance(sweep, dict) and "gains" in sweep:
         found = first_difference(sweep["gains"], results_of([doc]))

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from itertools import product
 from string import Formatter
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from mpsbench_core import derivations as d
 from mpsbench_core.app_energy import per_unit
@@ -25,7 +25,6 @@ from mpsbench_core.energy import ACTIVITY_FIELDS, rate_unit
 from mpsbench_core.records import kind_of
 from mpsbench_core.stats import coefficient_of_variation, jain_fairness, relative_noise, summary
 
-from .errors import AnalysisError
 from .run_index import NOT_IN_FILE, Run
 
 #: The writers copy doubles exactly; this only absorbs a reader that does not.
@@ -338,13 +337,10 @@ def fields_of(f: Field, r: dict) -> list[dict[str, Any]]:
     return [dict(zip(names, values)) for values in product(*(_INDICES[n](r) for n in names))]
 
 
-def check_fields(r: dict[str, Any], table: tuple[Field, ...], run: Run, name: str, where: str) -> None:
-    """Raises AnalysisError naming the first field of ``table`` in ``r`` that disagrees with its derivation."""
-    kind = kind_of(r)
+def refusals(r: dict[str, Any], table: tuple[Field, ...], run: Run) -> Iterator[tuple[str, str]]:
+    """(field, why) of each field of ``table`` in ``r`` that disagrees with its derivation (rules.Refusals)."""
     for f in table:
-        if kind not in f.kinds:
-            continue
-        for ix in fields_of(f, r):
+        for ix in fields_of(f, r) if kind_of(r) in f.kinds else ():
             why = refusal(f, r, dict(ix, work=_WORK.get(ix.get("key"), "")), run)
             if why is not None:
-                raise AnalysisError(why, name, f"{where}.{f.path.format(**ix)}")
+                yield f.path.format(**ix), why
