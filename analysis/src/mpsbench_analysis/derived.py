@@ -47,6 +47,12 @@ class Range:
     high: float
 
 
+#: The words of a refusal, a template of {w} (the file's value), {d} (the derived one), {formula} (the entry's
+#: words for its derivation) and the entry's placeholders; an entry gives its own where these do not read.
+IS, COMMA = "{w} disagrees with {formula} is {d}", "{w} disagrees with {formula}, {d}"
+NULL, NO_SOURCE = "null, but {formula} is {d}", "{w}, but there is no {formula} to derive it from"
+
+
 @dataclass(frozen=True)
 class Field:
     path: str
@@ -55,10 +61,10 @@ class Field:
     kinds: tuple[str, ...] = KINDS
     tol: float = SUM_TOL
     abs_tol: float = 0.0
-    sep: str = " ="
+    says: str = "{w} disagrees with {formula} = {d}"  # the file's number and the derived one disagree
     null_too: bool = False  # a null in the file must be a None derived (and the other way round)
-    absent: str | Callable[[dict, dict, Run], str] | None = None  # written, but nothing to derive it from: why
-    says: str | None = None  # the refusal in other words than "disagrees with"
+    null: str = NULL  # with null_too: the file's is null, the derived one a number
+    absent: str | Callable[[dict, dict, Run], str] | None = None  # the file's a number, but None derived
 
 
 def at(node: Any, path: str) -> Any:
@@ -213,61 +219,59 @@ def _activity(r: dict, ix: dict, _run: Run) -> Any:
 
 #: The derived fields (module doc), in the order they are checked: a summary before what derives from it.
 FIELDS = (
-    *(Field(prefix + ".{stat}", _samples_of(prefix), "its samples, whose {stat}", tol=REL_TOL, sep=" is")
+    *(Field(prefix + ".{stat}", _samples_of(prefix), "its samples, whose {stat}", tol=REL_TOL, says=IS)
       for prefix in SUMMARIES),
     Field("aggregate_cv", lambda r, ix, run: coefficient_of_variation(_primary(r)) if _primary(r) else SKIP,
-          "the CV of aggregate.{r[primary_metric]}.samples", abs_tol=1e-12, sep=","),
-    Field("noise.relative", _noise, "the relative noise of the primary samples", abs_tol=1e-12, sep=",",
-          absent="there are fewer than two primary samples (no spread to estimate)"),
+          "the CV of aggregate.{r[primary_metric]}.samples", abs_tol=1e-12, says=COMMA),
+    Field("noise.relative", _noise, "the relative noise of the primary samples", abs_tol=1e-12, says=COMMA,
+          absent="{w}, but there are fewer than two primary samples (no spread to estimate)"),
     Field("aggregate.{key}.samples[{i}]", _kernel_rate, ("active_ranks x iterations_per_repetition x "
           "work_per_iteration.{work} / window_s[{i}]"), kinds=("kernel",), tol=REL_TOL),
     Field("aggregate.{key}.samples[{i}]", _app_rate, "app.runs_per_repetition[{i}] / window_s[{i}]", kinds=("app",),
           tol=REL_TOL),
     Field("aggregate.{key}.samples[{i}]", _metric_sum, "the sum over the copies of copies[].metric_per_s.samples[{i}]",
-          kinds=("app",), sep=","),
+          kinds=("app",), says=COMMA),
     Field("jain_fairness", lambda r, ix, run: jain_fairness(_jain_over(r)[1]) if _jain_over(r) and _jain_over(r)[1]
-          else SKIP, lambda r, ix, run: f"Jain's index over {_jain_over(r)[0]}", sep=","),
+          else SKIP, lambda r, ix, run: f"Jain's index over {_jain_over(r)[0]}", says=COMMA),
     Field("app.runs_per_hour", lambda r, ix, run: d.runs_per_hour(r["aggregate"]["run_per_s"]["median"])
           if r["aggregate"] else None, "aggregate.run_per_s.median x 3600", kinds=("app",), tol=REL_TOL,
-          null_too=True, absent="the record measured no runs per second (aggregate is null)"),
+          null_too=True, absent="{w}, but the record measured no runs per second (aggregate is null)"),
     Field("app.metric.jain_fairness", lambda r, ix, run: jain_fairness(_copy_medians(r)) if _copy_medians(r)
-          else SKIP, "Jain's index over copies[].metric_per_s.median", kinds=("app",), sep=","),
+          else SKIP, "Jain's index over copies[].metric_per_s.median", kinds=("app",), says=COMMA),
     Field("app.metric.copy_spread", lambda r, ix, run: d.copy_spread(_copy_medians(r)) if _copy_medians(r)
           else SKIP, "(largest - smallest) / mean of copies[].metric_per_s.median", kinds=("app",), abs_tol=1e-12,
-          sep=","),
+          says=COMMA),
     Field("collective.fraction_of_iteration", _fraction, "time_per_iteration_s.median / the median of the ranks' "
-          "iteration_time_s.median", kinds=("kernel", "mix"), abs_tol=1e-12, sep=","),
-    Field("latency.overall.count", lambda r, ix, run: _latency_count(r["ranks"]), "", kinds=("kernel", "mix"),
-          tol=0.0, says="{w}, but the ranks' latency_s.count add up to {d}"),
-    Field("tenants[{t}].latency.overall.count", lambda r, ix, run: _latency_count(
-          [rank for rank in r["ranks"] if rank.get("tenant") == ix["t"]]), "", kinds=("mix",), tol=0.0,
-          says="{w}, but the ranks' latency_s.count add up to {d}"),
+          "iteration_time_s.median", kinds=("kernel", "mix"), abs_tol=1e-12, says=COMMA),
+    *(Field(path, lambda r, ix, run: _latency_count([rank for rank in r["ranks"] if "t" not in ix or
+          rank.get("tenant") == ix["t"]]), "the ranks' latency_s.count", kinds=kinds, tol=0.0,
+          says="{w}, but {formula} add up to {d}")
+      for path, kinds in (("latency.overall.count", ("kernel", "mix")), ("tenants[{t}].latency.overall.count",
+                                                                        ("mix",)))),
     Field("tenants[{t}].slowdown", lambda r, ix, run: d.ratio(r["tenants"][ix["t"]]["alone_throughput"],
           r["tenants"][ix["t"]]["throughput"]["median"]), "alone_throughput / throughput.median", kinds=("mix",),
-          null_too=True, absent="there is no alone_throughput / throughput.median to derive it from"),
+          null_too=True),
     Field("tenants[{t}].latency_p99_ratio", lambda r, ix, run: d.ratio(
           (at(r, f"tenants[{ix['t']}].latency.overall.p99") if at(r, f"tenants[{ix['t']}].latency") else None),
           r["tenants"][ix["t"]]["alone_latency_p99_s"] or None), "latency.overall.p99 / alone_latency_p99_s",
-          kinds=("mix",), null_too=True,
-          absent="there is no latency.overall.p99 / alone_latency_p99_s to derive it from"),
+          kinds=("mix",), null_too=True),
     Field("energy.mean_power_w", _mean_power, "joules / the kept window time or span_s", tol=POWER_TOL),
-    Field("energy.joules_per_unit", _joules_per_unit, _per_unit_formula, absent=lambda r, ix, run: (
-          f"disagrees with {_per_unit_formula(r, ix, run)}")),
+    Field("energy.joules_per_unit", _joules_per_unit, _per_unit_formula, absent="{w} disagrees with {formula}"),
     Field("energy.joules_per_run", _joules_per_run, "joules / the runs counted (Σ app.runs_per_repetition)",
           kinds=("app",)),
-    Field("gpu_activity.{gpu_figure}", _activity, "the GPUs' (per_gpu[].{gpu_figure}) range: a mean lies between",
-          abs_tol=1e-9, says="{w}, but the GPUs' (per_gpu[].{gpu_figure}) range from {d}: a mean lies between"),
+    Field("gpu_activity.{gpu_figure}", _activity, "the GPUs' (per_gpu[].{gpu_figure}) range", abs_tol=1e-9,
+          says="{w}, but {formula} from {d}: a mean lies between"),
 )
 
 #: Figures a record takes from another record of the same run (run_index.py finds it).
 ACROSS_RECORDS = (
     *(Field(key, lambda r, ix, run: run.speedup(r), lambda r, ix, run: (
-            f"the primary median over that of results[{run.one_per_gpu(r)[0]}] (one per GPU)"), sep=",",
-            absent=lambda r, ix, run: run.why_no_speedup(r))
+            f"the primary median over that of results[{run.one_per_gpu(r)[0]}] (one per GPU)"), says=COMMA,
+            absent=lambda r, ix, run, key=key: f"{show(at(r, key))}, but {run.why_no_speedup(r)}")
       for key in ("speedup_vs_one_rank_per_gpu", "speedup_vs_one_copy_per_gpu")),
     *(Field(f"tenants[{{t}}].{field}", lambda r, ix, run, field=field: run.alone(r, ix["t"], field),
             lambda r, ix, run: run.alone_text(r, ix["t"]), kinds=("mix",), null_too=True,
-            says="{w}, but {formula} measured {d}")
+            **dict.fromkeys(("says", "null", "absent"), "{w}, but {formula} measured {d}"))
       for field in ("alone_throughput", "alone_latency_p99_s")),
 )
 
@@ -303,8 +307,8 @@ def show(x: Any) -> str:
     return "null" if x is None else repr(x)
 
 
-def _text(part: str | Callable | None, r: dict, ix: dict, run: Run) -> str:
-    return part(r, ix, run) if callable(part) else (part or "").format(r=r, **ix)
+def _text(part: str | Callable, r: dict, ix: dict, run: Run, **words: str) -> str:
+    return part(r, ix, run) if callable(part) else part.format(r=r, **ix, **words)
 
 
 def refusal(f: Field, r: dict, ix: dict, run: Run) -> str | None:
@@ -316,19 +320,12 @@ def refusal(f: Field, r: dict, ix: dict, run: Run) -> str | None:
     derived = f.derive(r, ix, run)
     if derived is SKIP or (written is None and (derived is None or not f.null_too)):
         return None
-    if derived is None and not f.null_too and f.absent is None:
+    absent = f.absent or (NO_SOURCE if f.null_too else None)
+    if derived is None and absent is None or written is not None and derived is not None and \
+            _agrees(written, derived, f):
         return None
-    if written is not None and derived is not None and _agrees(written, derived, f):
-        return None
-    formula = _text(f.formula, r, ix, run)
-    if f.says:
-        return f.says.format(w=show(written), d=show(derived), formula=formula, **ix)
-    if written is None:
-        return f"null, but {formula} is {show(derived)}"
-    if derived is None:
-        why = _text(f.absent, r, ix, run) or f"there is no {formula} to derive it from"
-        return f"{show(written)} {why}" if why.startswith("disagrees") else f"{show(written)}, but {why}"
-    return f"{show(written)} disagrees with {formula}{f.sep} {show(derived)}"
+    template = f.null if written is None else absent if derived is None else f.says
+    return _text(template, r, ix, run, w=show(written), d=show(derived), formula=_text(f.formula, r, ix, run))
 
 
 def fields_of(f: Field, r: dict) -> list[dict[str, Any]]:
