@@ -35,7 +35,7 @@ SUM_TOL = 1e-6
 POWER_TOL = 0.05
 #: Nothing in the file to derive the field from: it is not checked.
 SKIP = NOT_IN_FILE
-_MISSING = object()
+MISSING = object()
 KINDS = ("kernel", "mix", "app")
 #: The primary metric of an application's own figure.
 METRIC = "metric_per_s"
@@ -68,16 +68,16 @@ class Field:
 
 
 def at(node: Any, path: str) -> Any:
-    """The value at ``path`` ("a.b[2].c") inside ``node``; _MISSING where a step is absent or null."""
+    """The value at ``path`` ("a.b[2].c") inside ``node``; MISSING where a step is absent or null."""
     for name, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", path):
         if node is None:
-            return _MISSING
+            return MISSING
         if index:
             if not isinstance(node, list) or int(index) >= len(node):
-                return _MISSING
+                return MISSING
             node = node[int(index)]
         elif not isinstance(node, dict) or name not in node:
-            return _MISSING
+            return MISSING
         else:
             node = node[name]
     return node
@@ -315,7 +315,7 @@ def refusal(f: Field, r: dict, ix: dict, run: Run) -> str | None:
     """Why the field at ``ix`` of ``r`` disagrees with what the entry derives, or None where it agrees."""
     path = f.path.format(**ix)
     written = at(r, path)
-    if written is _MISSING or not (written is None or number(written)):
+    if written is MISSING or not (written is None or number(written)):
         return None  # absent, or of another type: the schema's and rules.py's to refuse
     derived = f.derive(r, ix, run)
     if derived is SKIP or (written is None and (derived is None or not f.null_too)):
@@ -328,16 +328,16 @@ def refusal(f: Field, r: dict, ix: dict, run: Run) -> str | None:
     return _text(template, r, ix, run, w=show(written), d=show(derived), formula=_text(f.formula, r, ix, run))
 
 
-def fields_of(f: Field, r: dict) -> list[dict[str, Any]]:
-    """Every index assignment of the entry's placeholders in ``r`` (one empty one for a plain path)."""
-    names = [name for _, name, _, _ in Formatter().parse(f.path) if name]
+def fields_of(path: str, r: dict) -> list[dict[str, Any]]:
+    """Every index assignment of the placeholders of ``path`` in ``r`` (one empty one for a plain path)."""
+    names = [name for _, name, _, _ in Formatter().parse(path) if name]
     return [dict(zip(names, values)) for values in product(*(_INDICES[n](r) for n in names))]
 
 
 def refusals(r: dict[str, Any], table: tuple[Field, ...], run: Run) -> Iterator[tuple[str, str]]:
     """(field, why) of each field of ``table`` in ``r`` that disagrees with its derivation (rules.Refusals)."""
     for f in table:
-        for ix in fields_of(f, r) if kind_of(r) in f.kinds else ():
+        for ix in fields_of(f.path, r) if kind_of(r) in f.kinds else ():
             why = refusal(f, r, dict(ix, work=_WORK.get(ix.get("key"), "")), run)
             if why is not None:
                 yield f.path.format(**ix), why

@@ -70,7 +70,8 @@ _TYPES = {
 }
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def short(value: Any, limit: int = 60) -> str:
+    """``value`` as JSON (a string quoted as Python does), cut to ``limit`` characters."""
     text = repr(value) if isinstance(value, str) else json.dumps(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -79,9 +80,9 @@ def _check(value: Any, kind: str, name: str, field: str, nullable: bool = False,
     if value is None and nullable:
         return
     if not _TYPES[kind](value):
-        raise AnalysisError(f"expected {kind}{' or null' if nullable else ''}, got {_short(value)}", name, field)
+        raise AnalysisError(f"expected {kind}{' or null' if nullable else ''}, got {short(value)}", name, field)
     if minimum is not None and value < minimum:
-        raise AnalysisError(f"{_short(value)} is less than the minimum of {minimum:g}", name, field)
+        raise AnalysisError(f"{short(value)} is less than the minimum of {minimum:g}", name, field)
 
 
 def _fields(obj: dict[str, Any], spec: dict[str, tuple], name: str, where: str) -> None:

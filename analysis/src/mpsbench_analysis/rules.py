@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from mpsbench_core import modes
 from mpsbench_core.records import kind_of
 
-from .derived import METRIC, at, number, show
+from .derived import METRIC, MISSING, SUMMARIES, at, fields_of, number, show
 
 #: A rule's refusals, (the field below the record, why): the caller raises the first, and a rule after a refusal
 #: relies on none of what it refused (consistency.py).
@@ -61,15 +61,23 @@ def _common(r: dict[str, Any], instances: str) -> Refusals:
     for key in needed if r["window_s"] else ():
         if r[key] is None:
             yield key, f"null, but window_s holds {len(r['window_s'])} measured repetitions"
-    for key, summary in (r["aggregate"] or {}).items():
-        if isinstance(summary, dict):
-            yield from samples(summary, n, f"aggregate.{key}")
+    yield from _summaries(r)
+
+
+def _summaries(r: dict[str, Any]) -> Refusals:
+    """Each summary of repetitions (derived.SUMMARIES but the collective's, of a sample per timed rank) a summary
+    or null, of a sample per repetition."""
+    for prefix in (p for p in SUMMARIES if not p.startswith("collective.")):
+        for path in (prefix.format(**ix) for ix in fields_of(prefix, r)):
+            summary = at(r, path)
+            if summary is MISSING or summary is None:
+                continue
+            if not isinstance(summary, dict) or not isinstance(summary.get("samples"), list):
+                yield path, f"expected a summary or null, got {show(summary)}"
+            yield from samples(summary, r["repetitions"], path)
 
 
 def _kernel_shape(r: dict[str, Any]) -> Refusals:
-    for j, rank in enumerate(r["ranks"]):
-        for key in ("iteration_time_s", "gpu_iteration_time_s", "collective_time_s"):
-            yield from samples(rank.get(key), r["repetitions"], f"ranks[{j}].{key}")
     if r.get("collective") is not None and r["ranks"]:
         timed = sum(rank.get("collective_time_s") is not None for rank in r["ranks"])
         n = len(r["collective"]["time_per_iteration_s"]["samples"])
@@ -99,7 +107,6 @@ def _kernel_shape(r: dict[str, Any]) -> Refusals:
             yield f"tenants[{i}].ranks_per_gpu", (
                 f"{t['ranks_per_gpu']} ranks per GPU on {r['devices']} device(s), but {members[i]} of the "
                 f"record's ranks name this tenant ({t['ranks_per_gpu'] * r['devices']} expected)")
-        yield from samples(t["throughput"], r["repetitions"], f"tenants[{i}].throughput")
 
 
 def _app_shape(r: dict[str, Any]) -> Refusals:
@@ -116,11 +123,6 @@ def _app_shape(r: dict[str, Any]) -> Refusals:
                 f"not below active_ranks {r['active_ranks']}"
             yield f"copies[{j}].copy", f"{c['copy']}, {why}"
         seen[c["copy"]] = j
-        for key in ("run_time_s", "metric_per_s", "startup_s"):
-            summary = c.get(key)
-            if summary is not None and (not isinstance(summary, dict) or not isinstance(summary.get("samples"), list)):
-                yield f"copies[{j}].{key}", f"expected a summary or null, got {show(summary)}"
-            yield from samples(summary, r["repetitions"], f"copies[{j}].{key}")
     if r["primary_metric"] == METRIC and r["aggregate"] is not None and METRIC not in r["aggregate"]:
         yield f"aggregate.{METRIC}", "required field is missing (the primary metric)"
 

@@ -43,21 +43,20 @@ class Run:
     """The records of one file, indexed for the figures they take from each other."""
 
     def __init__(self, results: list[dict[str, Any]]) -> None:
-        self.one_rank: dict[tuple, list[tuple[int, dict[str, Any]]]] = {}
-        self.alone_records: dict[tuple, list[tuple[int, dict[str, Any]]]] = {}
+        self.records: dict[tuple, list[tuple[int, dict[str, Any]]]] = {}
         for j, r in enumerate(results):
-            if r["ranks_per_gpu"] == 1:
-                self.one_rank.setdefault((_subject(r), r["mode"], _round(r)), []).append((j, r))
-            if kind_of(r) == "kernel":
-                key = (r["kernel"], r["precision"], r["size"], params_text(r.get("params")), r["ranks_per_gpu"],
-                       modes.label(r), _round(r))
-                self.alone_records.setdefault(key, []).append((j, r))
+            self.records.setdefault((_subject(r), r["ranks_per_gpu"], r["mode"], _round(r)), []).append((j, r))
+
+    def _found(self, subject: tuple, ranks_per_gpu: int, r: dict[str, Any],
+               any_label: bool) -> tuple[int, dict[str, Any]] | None:
+        """The one record of ``subject`` at ``ranks_per_gpu``, mode and round of ``r``: at r's label, else (where
+        ``any_label``) at any; None where there is none or more than one."""
+        candidates = self.records.get((subject, ranks_per_gpu, r["mode"], _round(r)), [])
+        found = [c for c in candidates if modes.label(c[1]) == modes.label(r)] or (candidates if any_label else [])
+        return found[0] if len(found) == 1 else None
 
     def one_per_gpu(self, r: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
-        candidates = self.one_rank.get((_subject(r), r["mode"], _round(r)), [])
-        same = [c for c in candidates if modes.label(c[1]) == modes.label(r)]
-        found = same or candidates
-        return found[0] if len(found) == 1 else None
+        return self._found(_subject(r), 1, r, any_label=True)
 
     def speedup(self, r: dict[str, Any]) -> Any:
         """core speedup_vs_one_per_gpu of the record against its one-per-GPU record; None where either has no
@@ -78,10 +77,8 @@ class Run:
 
     def _alone_record(self, r: dict[str, Any], t: int) -> tuple[int, dict[str, Any]] | None:
         tenant = r["tenants"][t]
-        found = self.alone_records.get((tenant["kernel"], tenant["precision"], tenant["size"],
-                                        params_text(tenant.get("params")), tenant["ranks_per_gpu"], modes.label(r),
-                                        _round(r)), [])
-        return found[0] if len(found) == 1 else None
+        subject = ("kernel", tenant["kernel"], tenant["precision"], tenant["size"], params_text(tenant.get("params")))
+        return self._found(subject, tenant["ranks_per_gpu"], r, any_label=False)
 
     def alone(self, r: dict[str, Any], t: int, field: str) -> Any:
         found = self._alone_record(r, t)

@@ -6,15 +6,12 @@ best-matching error, named by its field path (``results[3].ranks[0].x``).  Value
 no non-finite number or absurd nesting anywhere (json_values.py), integers written as integers, and every derived
 field of each record in agreement with what it derives from (consistency.py).
 
-Versions 1, 2 and 3 are read (SUPPORTED_VERSIONS), each validated against the schema it was written for: version
-3 (what the writers write now) against the repository's schema/ file, carried as
-``schema/mpsbench-results.schema.json``; version 2 against the schema as it was at its last version-2 commit,
-carried frozen as ``schema/mpsbench-results-v2.schema.json`` (version 3 changed the shape of records: every record
-has a ``kind``, an application is an ``app_result`` with ``copies``, while a version-2 application is a kernel
-``app`` record with its name in ``precision``, which version 3 refuses); version 1 against the version-2 schema
-without the requirements version 2 added (:data:`ADDED_IN_2`) and with ``schema_version`` 1.  After validation,
-legacy.py gives the records of versions 1 and 2 the version-3 shape, so that nothing after the loader reads a
-version number or a kernel name to know what a record is.
+Versions 1, 2 and 3 are read (SUPPORTED_VERSIONS), each against the schema it was written for (SCHEMA_FILES):
+version 2's frozen at its last version-2 commit, as version 3 changed the shape of records (every record has a
+``kind``; an application is an ``app_result`` with ``copies``, not a kernel ``app`` record named in ``precision``),
+and version 1 against version 2's as :func:`_open_world` gives it.  After validation, legacy.py gives the
+records of versions 1 and 2 the version-3 shape, so that nothing after the loader reads a version number or a
+kernel name to know what a record is.
 """
 
 from __future__ import annotations
@@ -34,6 +31,7 @@ from jsonschema.exceptions import ValidationError, best_match, by_relevance
 from .consistency import check_consistency
 from .errors import AnalysisError
 from .json_values import check_values, path_text
+from .quality import short
 
 SCHEMA_NAME = "mpsbench-results"
 #: The version the shipped schema describes (what the writers write now).
@@ -107,11 +105,6 @@ def _validator(version: int = SCHEMA_VERSION) -> Any:
     return cls(_open_world(schema(version), version, schema(version).get("definitions", {})))
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _describe(error: ValidationError) -> tuple[str, str]:
     """(field, message) for a schema violation, phrased for a person."""
     where, v = path_text(error.absolute_path), error.validator_value
@@ -119,10 +112,10 @@ def _describe(error: ValidationError) -> tuple[str, str]:
         name = next((name for name in v if name not in error.instance), "?")
         return (f"{where}.{name}" if where else name), "required field is missing"
     if error.validator in ("const", "type"):
-        expected = _short(v) if error.validator == "const" else " or ".join(map(str, v if isinstance(v, list) else [v]))
-        message = f"expected {expected}, got {_short(error.instance)}"
+        expected = short(v) if error.validator == "const" else " or ".join(map(str, v if isinstance(v, list) else [v]))
+        message = f"expected {expected}, got {short(error.instance)}"
     elif error.validator == "enum":
-        message = f"{_short(error.instance)} is not one of {', '.join(map(_short, v))}"
+        message = f"{short(error.instance)} is not one of {', '.join(map(short, v))}"
     else:
         message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
     return where or "(document)", message
@@ -193,13 +186,13 @@ def load_document(path: str | Path) -> dict[str, Any]:
     if "schema" not in doc:
         raise AnalysisError("required field is missing (not an mpsbench results file?)", name, "schema")
     if doc["schema"] != SCHEMA_NAME:
-        raise AnalysisError(f"expected {SCHEMA_NAME!r}, got {_short(doc['schema'])}", name, "schema")
+        raise AnalysisError(f"expected {SCHEMA_NAME!r}, got {short(doc['schema'])}", name, "schema")
     if "schema_version" not in doc:
         raise AnalysisError("required field is missing", name, "schema_version")
     version = doc["schema_version"]
     if not _is_integer(None, version) or version not in SUPPORTED_VERSIONS:  # 1.0 == 1
         raise AnalysisError(
-            f"version {_short(version)} is not supported (this tool reads versions "
+            f"version {short(version)} is not supported (this tool reads versions "
             f"{', '.join(map(str, SUPPORTED_VERSIONS[:-1]))} and {SUPPORTED_VERSIONS[-1]})",
             name, "schema_version")
     error = best_match(_validator(version).iter_errors(doc), key=_preferred)
