@@ -1,7 +1,9 @@
 """Every record of a schema-valid document must agree with itself and with the records it takes figures from, or
-the file is refused with one line naming the field: its structural rules before (rules.py), every derived field
-re-derived with the core's functions (derived.py, one table), its claims after (rules.py), then the figures taken
-from other records (derived.ACROSS_RECORDS) and the MPS gains' intervals (core gain_record).
+the file is refused with one line naming the field: its structural rules before (rules.py; quality.py and
+energy_rules.py for the optional objects), every derived field re-derived with the core's functions (derived.py,
+one table), its claims after (rules.py), then the figures taken from other records (derived.ACROSS_RECORDS) and
+the MPS gains' intervals (core gain_record).  A rule says what it refuses as (field, why) pairs, :func:`first`
+makes the first one the error, so that no rule needs the file's name or the record's place.
 
 A file where these disagree was edited or corrupted, and analysing it would put numbers on the screen that no run
 measured, let a CI gate pass on them, or let a verdict pick a configuration that failed.
