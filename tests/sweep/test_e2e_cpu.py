@@ -25,7 +25,8 @@ class RealMpsbenchStreamsOnCpu(SweepTestCase):
     def test_streams_on_cpu_device_in_two_rounds(self):
         r = self.sweep(["--modes", "streams", "--ranks-per-gpu", "1,2", "--rounds", "2", "--launcher", "mpirun",
                         "--mpsbench", self.mpsbench, "--output", self.output, "--",
-                        "--device", "cpu", "--kernel", "matmul", "--size", "24", "--min-time", "0.01", "--repetitions", "2"], timeout=300)
+                        "--device", "cpu", "--kernel", "matmul", "--size", "24", "--min-time", "0.01",
+                        "--warmup-time", "0.02", "--repetitions", "2"], timeout=300)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         doc = self.merged()
         self.assertTrue(doc["complete"])
