@@ -1,8 +1,8 @@
 # Run by ctest, not by CMake (a directory's TEST_INCLUDE_FILES, written by mpsbench_gtest_suites() in
 # MpsbenchTests.cmake): lists a GoogleTest executable's tests and registers one ctest entry per test
 # suite, named after the suite, running `EXE --gtest_filter=SUITE.*`. An entry whose every test skipped
-# (a GPU suite without a GPU) exits 77 (tests/unit_main.cpp) and is reported skipped. Expects MPSBENCH_GTEST_EXE and
-# MPSBENCH_GTEST_PROCESSORS.
+# (a GPU suite without a GPU) exits MPSBENCH_GTEST_ALL_SKIPPED (tests/unit_main.cpp) and is reported
+# skipped. Expects MPSBENCH_GTEST_EXE, MPSBENCH_GTEST_PROCESSORS and MPSBENCH_GTEST_ALL_SKIPPED.
 execute_process(COMMAND "${MPSBENCH_GTEST_EXE}" --gtest_list_tests
   OUTPUT_VARIABLE listed ERROR_VARIABLE listing_error RESULT_VARIABLE listing_status)
 get_filename_component(executable_name "${MPSBENCH_GTEST_EXE}" NAME)
@@ -19,7 +19,7 @@ foreach(line IN LISTS lines)
     set(suite "${CMAKE_MATCH_1}")
     add_test("${suite}" "${MPSBENCH_GTEST_EXE}" "--gtest_filter=${suite}.*")
     set_tests_properties("${suite}" PROPERTIES
-      SKIP_RETURN_CODE 77
+      SKIP_RETURN_CODE "${MPSBENCH_GTEST_ALL_SKIPPED}"
       PROCESSORS "${MPSBENCH_GTEST_PROCESSORS}")
   endif()
 endforeach()
