@@ -63,8 +63,48 @@ class StopSignals(unittest.TestCase):
         self.assertEqual(r.stdout, "stopped by 15\n", r.stderr)
         self.assertEqual(r.stderr, "")
 
+    def test_a_helpers_dropped_stop_is_raised_again(self):
+        r = scenario("stop_signals.StopOnce().install()")
+        self.assertEqual(r.stdout, "stopped by 15\n", r.stderr)
+        self.assertEqual(r.stderr, "")
+
+    def test_a_helper_stops_once_and_its_cleanup_finishes(self):
+        """The guardian and the farmer: a second signal, or one once the cleanup began, raises nothing (when the
+        sweep dies, the end of their input and PR_SET_PDEATHSIG's SIGTERM come almost together)."""
+        code = textwrap.dedent("""
+            import os, signal
+            from mpsbench_sweep.jobs.outcome import Interrupted
+            from mpsbench_sweep.lifetime import stop_signals
+
+            def signalled(sig):
+                os.kill(os.getpid(), sig)
+                for _ in range(100000):  # the handler runs between two bytecodes
+                    pass
+
+            for first in (True, False):  # stopped by a signal first, or by the end of its input
+                stop = stop_signals.StopOnce()
+                restore = stop.install()
+                try:
+                    if first:
+                        signalled(signal.SIGTERM)
+                    print("not stopped", flush=True)
+                except Interrupted as e:
+                    print("stopped by", e.signum, flush=True)
+                finally:
+                    stop.cleaning = True
+                    signalled(signal.SIGHUP)
+                    signalled(signal.SIGINT)
+                    print("cleaned up", flush=True)
+                restore()
+        """)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(PACKAGE_PATH))
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.stdout.splitlines(), ["stopped by 15", "cleaned up", "not stopped", "cleaned up"],
+                         r.stderr)
+        self.assertEqual(r.stderr, "")
+
     def test_a_signal_ignored_by_the_time_of_the_retry_is_not_raised(self):
-        """A cleanup that ignores stop signals (the guardian's) is not cut short by the retry."""
+        """A cleanup that ignores stop signals is not cut short by the retry."""
         r = scenario("""
             stop_signals.install()
             real_sleep = time.sleep

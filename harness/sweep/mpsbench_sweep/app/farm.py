@@ -197,7 +197,7 @@ def _directory_id(path):
     return st.st_dev, st.st_ino
 
 
-def serve(stdin=sys.stdin):
+def serve(stop, stdin=sys.stdin):
     first = stdin.readline()
     if not first:
         return 0
@@ -270,6 +270,7 @@ def serve(stdin=sys.stdin):
         farm.abort()
         return 128 + e.signum
     finally:
+        stop.cleaning = True  # first: the cleanup must finish, whatever signal comes now
         if meter is not None:
             meter.close()
         end_strays(LEFTOVER_GRACE_S, skip_own_group=True)
@@ -278,12 +279,13 @@ def serve(stdin=sys.stdin):
 
 
 def main():
-    stop_signals.install()
+    stop = stop_signals.StopOnce()
+    stop.install()
     if not die_with_parent(signal.SIGTERM):
         return 143  # the sweep's side is gone already
     become_subreaper()
     try:
-        return serve()
+        return serve(stop)
     except Interrupted as e:
         return 128 + e.signum
 

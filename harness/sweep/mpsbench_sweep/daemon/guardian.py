@@ -42,8 +42,7 @@ def _emit(event, **fields):
         pass  # the sweep is gone: clean up all the same
 
 
-def serve(args):
-    stop_signals.install()
+def serve(args, stop):
     if not die_with_parent(signal.SIGTERM):
         _emit("failed", error="the sweep ended before the guardian started")
         return 3
@@ -71,8 +70,7 @@ def serve(args):
     except DaemonError as e:
         _emit("failed", error=str(e))
     finally:
-        for sig in stop_signals.STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_IGN)  # cleanup must finish
+        stop.cleaning = True  # first: the cleanup must finish, whatever signal comes now
         report = daemon.stop(args.quit_timeout, args.grace)
         _emit("stopped", report=report)
     return 0 if ok and report["ok"] else 3
@@ -102,7 +100,14 @@ def main(argv=None):
     parser.add_argument("--allow-other-users", action="store_true",
                         help="with --refuse-existing: ignore other users' MPS processes (--other-mps-users go-on)")
     args = parser.parse_args(argv)
-    return serve(args) if args.action == "serve" else cleanup(args)
+    if args.action == "cleanup":
+        return cleanup(args)
+    stop = stop_signals.StopOnce()
+    stop.install()
+    try:
+        return serve(args, stop)
+    except Interrupted as e:  # a signal while the failure was being told: the cleanup ran all the same
+        return 128 + e.signum
 
 
 class Guardian(NodeChannel):

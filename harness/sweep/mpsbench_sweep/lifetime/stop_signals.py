@@ -22,6 +22,30 @@ def raise_interrupted(signum, frame):
     raise Interrupted(signum)
 
 
+class StopOnce:
+    """The handler of a helper that stops once and then cleans up (the guardian, the farmer): the first stop
+    signal raises Interrupted; a later one, or any once `cleaning` is set, changes nothing. When the sweep
+    dies its helpers see the end of their input and PR_SET_PDEATHSIG's SIGTERM almost together: a raise in
+    the cleanup cut it short (CI, 2026-11-28: a guardian left its MPS daemon running). Set `cleaning = True`
+    as the cleanup's first statement: a plain store calls nothing, so no handler runs before it takes effect."""
+
+    def __init__(self):
+        self.cleaning = False
+        self._raised = False
+
+    def __call__(self, signum, frame):
+        if self.cleaning or self._raised:
+            return
+        self._raised = True
+        raise Interrupted(signum)
+
+    def _dropped(self, signum):
+        self._raised = False  # Python dropped the raise: the retry raises it again
+
+    def install(self):
+        return install(self, self._dropped)
+
+
 def install(handler=raise_interrupted, on_dropped=None):
     """handler for every stop signal, and the redelivery of the Interrupted it raises should Python drop it.
     on_dropped(signum) runs first (a handler that raises once, SignalGuard, is told its raise was lost).
