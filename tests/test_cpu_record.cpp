@@ -4,26 +4,16 @@
 // settings in the context; unreadable counters give null lists and a note.
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "results/cpu_record.hpp"
 #include "results/result.hpp"
 #include "results/result_json.hpp"
-#include "schema_validation.hpp"
+#include "results_schema.hpp"
 #include "summarize_support.hpp"
 
 namespace mpsb {
 namespace {
 
 using namespace summarize_test;  // NOLINT: the shared builders of synthetic samples
-
-std::string validation_errors(const nlohmann::json& document) {
-  static const nlohmann::json schema = [] {
-    std::ifstream in(MPSBENCH_SCHEMA_PATH);
-    return nlohmann::json::parse(in);
-  }();
-  return schema_errors(schema, document);
-}
 
 Context cpu_context(const Placement& placement, const MeasureSettings& settings) {
   Context c;
@@ -112,7 +102,7 @@ TEST(CpuRecord, WrittenAndValidAgainstTheSchema) {
   for (bool readable : {true, false}) {
     const Result r = summarize(watched(readable), p, SharingMode::automatic, settings, 1.0);
     const auto doc = document(p, settings, r);
-    EXPECT_EQ(validation_errors(doc), "");
+    EXPECT_EQ(results_schema_errors(doc), "");
     const auto& settings_json = doc["context"]["settings"];
     EXPECT_EQ(settings_json["cpu_threshold"], 0.25);
     EXPECT_EQ(settings_json["discard_cpu_slowed"], true);
@@ -144,11 +134,11 @@ TEST(CpuRecord, WrittenAndValidAgainstTheSchema) {
   for (const auto& [pointer, value] : broken) {
     auto bad = doc;
     bad[nlohmann::json::json_pointer(pointer)] = value;
-    EXPECT_NE(validation_errors(bad), "") << pointer;
+    EXPECT_NE(results_schema_errors(bad), "") << pointer;
   }
   auto missing = doc;
   missing["results"][0]["cpu"].erase("note");
-  EXPECT_NE(validation_errors(missing), "");
+  EXPECT_NE(results_schema_errors(missing), "");
 }
 
 TEST(CpuRecord, FailedConfigurationHasNone) {

@@ -3,28 +3,18 @@
 // the figures are there or say why not, and what mpsbench-meter prints.
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "results/energy_json.hpp"
 #include "results/result.hpp"
 #include "results/result_json.hpp"
 #include "results/timing_json.hpp"
-#include "schema_validation.hpp"
+#include "results_schema.hpp"
 
 namespace mpsb {
 namespace {
 
-const nlohmann::json& schema() {
-  static const nlohmann::json s = [] {
-    std::ifstream in(MPSBENCH_SCHEMA_PATH);
-    return nlohmann::json::parse(in);
-  }();
-  return s;
-}
-
 // The document with one definition in place of the whole: {"$ref": "#/definitions/NAME"}.
 std::string errors_as(const char* definition, const nlohmann::json& value) {
-  nlohmann::json s = schema();
+  nlohmann::json s = results_schema();
   for (const char* key : {"required", "properties", "type", "additionalProperties"}) s.erase(key);
   s["$ref"] = std::string("#/definitions/") + definition;
   return schema_errors(s, value);

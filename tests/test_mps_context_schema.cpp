@@ -3,22 +3,12 @@
 // and absent (files written before them stay valid).
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "results/result.hpp"
 #include "results/result_json.hpp"
-#include "schema_validation.hpp"
+#include "results_schema.hpp"
 
 namespace mpsb {
 namespace {
-
-std::string validation_errors(const nlohmann::json& document) {
-  static const nlohmann::json schema = [] {
-    std::ifstream in(MPSBENCH_SCHEMA_PATH);
-    return nlohmann::json::parse(in);
-  }();
-  return schema_errors(schema, document);
-}
 
 Context context_with(bool filled) {
   const MigSnapshot snapshot = parse_mig_snapshot(R"({"gpus": [
@@ -67,7 +57,7 @@ TEST(MpsContextSchema, FilledFieldsAreValid) {
   const auto context = to_json(context_with(true));
   ASSERT_EQ(context["gpus"][0]["mig"]["instances"].size(), 2u);
   const auto doc = nlohmann::json::parse(results_document(context, {}, true).dump());
-  EXPECT_EQ(validation_errors(doc), "");
+  EXPECT_EQ(results_schema_errors(doc), "");
 }
 
 TEST(MpsContextSchema, NullFieldsAreValid) {
@@ -75,7 +65,7 @@ TEST(MpsContextSchema, NullFieldsAreValid) {
   ASSERT_TRUE(context["gpus"][0]["mig"].is_null());
   ASSERT_TRUE(context["other_mps_processes"].is_null());
   const auto doc = nlohmann::json::parse(results_document(context, {}, true).dump());
-  EXPECT_EQ(validation_errors(doc), "");
+  EXPECT_EQ(results_schema_errors(doc), "");
 }
 
 TEST(MpsContextSchema, FilesWithoutTheFieldsStayValid) {
@@ -84,19 +74,19 @@ TEST(MpsContextSchema, FilesWithoutTheFieldsStayValid) {
   c.erase("other_mps_processes");
   for (auto& g : c["gpus"]) g.erase("mig");
   for (auto& r : c["ranks"]) r.erase("mps_pinned_mem_limit_bytes");
-  EXPECT_EQ(validation_errors(doc), "");
+  EXPECT_EQ(results_schema_errors(doc), "");
 }
 
 TEST(MpsContextSchema, RejectsWrongValues) {
   auto doc = nlohmann::json::parse(results_document(to_json(context_with(true)), {}, true).dump());
   doc["context"]["gpus"][0]["mig"]["mode"] = "on";
-  EXPECT_NE(validation_errors(doc), "");
+  EXPECT_NE(results_schema_errors(doc), "");
   doc = nlohmann::json::parse(results_document(to_json(context_with(true)), {}, true).dump());
   doc["context"]["ranks"][0]["mps_pinned_mem_limit_bytes"] = 0;
-  EXPECT_NE(validation_errors(doc), "");
+  EXPECT_NE(results_schema_errors(doc), "");
   doc = nlohmann::json::parse(results_document(to_json(context_with(true)), {}, true).dump());
   doc["context"]["other_mps_processes"][0]["process"] = "bash";
-  EXPECT_NE(validation_errors(doc), "");
+  EXPECT_NE(results_schema_errors(doc), "");
 }
 
 }  // namespace

@@ -1,24 +1,12 @@
 // The JSON the reporters write, checked against schema/mpsbench-results.schema.json.
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "results/result.hpp"
 #include "results/result_json.hpp"
-#include "schema_validation.hpp"
+#include "results_schema.hpp"
 
 namespace mpsb {
 namespace {
-
-nlohmann::json load_schema() {
-  std::ifstream in(MPSBENCH_SCHEMA_PATH);
-  return nlohmann::json::parse(in);
-}
-
-std::string validation_errors(const nlohmann::json& document) {
-  static const nlohmann::json schema_json = load_schema();
-  return schema_errors(schema_json, document);
-}
 
 Placement two_ranks_one_gpu() {
   std::vector<RankPlacement> ranks;
@@ -89,7 +77,7 @@ TEST(ResultsSchema, DocumentWrittenByTheReporterIsValid) {
   const Result two =
       summarize(sample_measurement(2, false), p, SharingMode::automatic, settings, one.primary_summary().median);
   const auto doc = results_document(to_json(sample_context(p)), {to_json(one), to_json(two)}, true);
-  EXPECT_EQ(validation_errors(nlohmann::json::parse(doc.dump())), "");
+  EXPECT_EQ(results_schema_errors(nlohmann::json::parse(doc.dump())), "");
   EXPECT_EQ(doc["results"][1]["mode"], "mixed");  // one MPS client, one not
   EXPECT_TRUE(doc["results"][1]["max_rel_error"].is_null());
   EXPECT_FALSE(doc["results"][1]["verified"].get<bool>());
@@ -101,12 +89,12 @@ TEST(ResultsSchema, CpuRunAndEmptyRunAreValid) {
   c.world_size = 1;
   c.device_note = "auto: no usable GPU";
   const auto empty = results_document(to_json(c), {}, false);
-  EXPECT_EQ(validation_errors(nlohmann::json::parse(empty.dump())), "");
+  EXPECT_EQ(results_schema_errors(nlohmann::json::parse(empty.dump())), "");
   ConfigSamples s = sample_measurement(1, true);
   s.ranks[0].gpu_s.clear();
   const Result r = summarize(s, p, SharingMode::automatic, three_repetitions(), std::nullopt);
   const auto doc = results_document(to_json(c), {to_json(r)}, true);
-  EXPECT_EQ(validation_errors(nlohmann::json::parse(doc.dump())), "");
+  EXPECT_EQ(results_schema_errors(nlohmann::json::parse(doc.dump())), "");
   EXPECT_EQ(doc["results"][0]["mode"], "cpu");
 }
 
@@ -117,13 +105,13 @@ TEST(ResultsSchema, SchemaRejectsBrokenDocuments) {
   auto doc = nlohmann::json::parse(results_document(to_json(sample_context(p)), {to_json(one)}, true).dump());
   auto missing = doc;
   missing["results"][0].erase("verified");
-  EXPECT_NE(validation_errors(missing), "");
+  EXPECT_NE(results_schema_errors(missing), "");
   auto wrong_type = doc;
   wrong_type["results"][0]["size"] = "512";
-  EXPECT_NE(validation_errors(wrong_type), "");
+  EXPECT_NE(results_schema_errors(wrong_type), "");
   auto wrong_version = doc;
   wrong_version["schema_version"] = 99;
-  EXPECT_NE(validation_errors(wrong_version), "");
+  EXPECT_NE(results_schema_errors(wrong_version), "");
 }
 
 // An out-of-memory configuration: recorded as failed with its reason, every
@@ -143,7 +131,7 @@ TEST(ResultsSchema, FailedConfigurationIsValidAndOkOneMustBeMeasured) {
   Context c = sample_context(p);
   c.plan = {s.config};
   const auto doc = nlohmann::json::parse(results_document(to_json(c), {to_json(failed)}, false).dump());
-  EXPECT_EQ(validation_errors(doc), "");
+  EXPECT_EQ(results_schema_errors(doc), "");
   const auto& r = doc["results"][0];
   EXPECT_EQ(r["status"], "failed");
   EXPECT_EQ(r["error"], s.error);
@@ -152,11 +140,11 @@ TEST(ResultsSchema, FailedConfigurationIsValidAndOkOneMustBeMeasured) {
   EXPECT_EQ(r["mode"], "mixed");
   auto no_reason = doc;
   no_reason["results"][0]["error"] = nullptr;
-  EXPECT_NE(validation_errors(no_reason), "");
+  EXPECT_NE(results_schema_errors(no_reason), "");
   auto ok_but_empty = doc;
   ok_but_empty["results"][0]["status"] = "ok";
   ok_but_empty["results"][0]["error"] = nullptr;
-  EXPECT_NE(validation_errors(ok_but_empty), "");
+  EXPECT_NE(results_schema_errors(ok_but_empty), "");
 }
 
 TEST(ResultsSchema, SummaryStatisticsFollowTheProtocol) {
@@ -216,7 +204,7 @@ TEST(ResultsSchema, NoiseWarmupAndClocksAreWrittenAndValid) {
   Context c = sample_context(p);
   c.settings = adaptive;
   const auto doc = nlohmann::json::parse(results_document(to_json(c), {to_json(r)}, true).dump());
-  EXPECT_EQ(validation_errors(doc), "");
+  EXPECT_EQ(results_schema_errors(doc), "");
   const auto& settings = doc["context"]["settings"];
   EXPECT_EQ(settings["max_noise"], 0.01);
   EXPECT_EQ(settings["max_time_s"], 3.0);
@@ -256,7 +244,7 @@ TEST(ResultsSchema, FixedRepetitionsStillReportNoiseAndTheCpuHasNoClocks) {
   Context c = sample_context(p);
   c.world_size = 1;
   const auto doc = nlohmann::json::parse(results_document(to_json(c), {to_json(r)}, true).dump());
-  EXPECT_EQ(validation_errors(doc), "");
+  EXPECT_EQ(results_schema_errors(doc), "");
   const auto& j = doc["results"][0];
   EXPECT_TRUE(j["noise"]["relative"].is_number());
   EXPECT_TRUE(j["noise"]["target"].is_null());
@@ -280,7 +268,7 @@ TEST(ResultsSchema, GpuWithoutNvmlSaysWhy) {
   s.ranks[0].clocks = none;
   const Result r = summarize(s, p, SharingMode::automatic, three_repetitions(), std::nullopt);
   const auto doc = nlohmann::json::parse(results_document(to_json(sample_context(p)), {to_json(r)}, true).dump());
-  EXPECT_EQ(validation_errors(doc), "");
+  EXPECT_EQ(results_schema_errors(doc), "");
   EXPECT_EQ(doc["results"][0]["clocks"]["source"], "none");
   EXPECT_EQ(doc["results"][0]["clocks"]["note"], none.note);
   EXPECT_TRUE(doc["results"][0]["clocks"]["reference_sm_clock_mhz"].is_null());
@@ -290,14 +278,14 @@ TEST(ResultsSchema, NewFieldsAreOptionalButTyped) {
   const Placement p = two_ranks_one_gpu();
   const Result r = summarize(throttled_measurement(), p, SharingMode::automatic, three_repetitions(), std::nullopt);
   const auto doc = nlohmann::json::parse(results_document(to_json(sample_context(p)), {to_json(r)}, true).dump());
-  ASSERT_EQ(validation_errors(doc), "");
+  ASSERT_EQ(results_schema_errors(doc), "");
   auto older = doc;  // a file written before these fields existed
   for (const char* key : {"noise", "warmup", "clocks"}) older["results"][0].erase(key);
   for (const char* key : {"max_noise", "max_time_s", "warmup_time_s", "discard_throttled", "throttle_retries",
                           "clock_threshold"}) {
     older["context"]["settings"].erase(key);
   }
-  EXPECT_EQ(validation_errors(older), "");
+  EXPECT_EQ(results_schema_errors(older), "");
   const std::vector<std::pair<std::string, nlohmann::json>> broken = {
       {"/results/0/clocks/source", "dcgm"},
       {"/results/0/clocks/gpus/0/events/1/0", "power"},
@@ -316,14 +304,14 @@ TEST(ResultsSchema, NewFieldsAreOptionalButTyped) {
   for (const auto& [pointer, value] : broken) {
     auto bad = doc;
     bad[nlohmann::json::json_pointer(pointer)] = value;
-    EXPECT_NE(validation_errors(bad), "") << pointer;
+    EXPECT_NE(results_schema_errors(bad), "") << pointer;
   }
   auto extra = doc;
   extra["results"][0]["noise"]["confidence"] = 0.95;
-  EXPECT_NE(validation_errors(extra), "") << "the new objects are closed, like summary and verification";
+  EXPECT_NE(results_schema_errors(extra), "") << "the new objects are closed, like summary and verification";
   auto missing = doc;
   missing["results"][0]["noise"].erase("met");
-  EXPECT_NE(validation_errors(missing), "");
+  EXPECT_NE(results_schema_errors(missing), "");
 }
 
 TEST(ResultsSchema, FailedRecordKeepsNoiseAndNullsTheRest) {
@@ -339,7 +327,7 @@ TEST(ResultsSchema, FailedRecordKeepsNoiseAndNullsTheRest) {
   adaptive.max_noise = 0.02;
   const Result failed = summarize(s, p, SharingMode::automatic, adaptive, std::nullopt);
   const auto doc = nlohmann::json::parse(results_document(to_json(sample_context(p)), {to_json(failed)}, false).dump());
-  EXPECT_EQ(validation_errors(doc), "");
+  EXPECT_EQ(results_schema_errors(doc), "");
   const auto& j = doc["results"][0];
   EXPECT_EQ(j["noise"], nlohmann::json::parse(
                             R"({"estimator": "median_se_normal", "relative": null, "target": 0.02, "met": null})"));
