@@ -34,6 +34,7 @@
 #include "runtime/check.hpp"
 #include "runtime/fault_injection.hpp"
 #include "runtime/mpi_context.hpp"
+#include "runtime/turns.hpp"
 #include "runtime/usage_error.hpp"
 #include "sharing/device.hpp"
 #include "sharing/gpu_contexts.hpp"
@@ -157,6 +158,9 @@ int run(int argc, char** argv, double process_start) {
   }
 
   rank0_check(ctx, [&] { check_result_files(opt.output, opt.resume); });
+  // mpsbench-sweep's turns (runtime/turns.hpp): from here on, every stretch of work that another job of
+  // the round could feel (opening the GPUs, each configuration, the final report) is a turn.
+  Turns turns(ctx.world, ctx.rank, opt.turns);
   // Another user's MPS server would serialise this job behind theirs: looked for before any GPU work.
   std::optional<std::vector<MpsProcess>> other_mps;
   if (opt.device != DeviceChoice::cpu) other_mps = check_other_mps_users_everywhere(ctx, opt.other_mps_users);
@@ -165,12 +169,16 @@ int run(int argc, char** argv, double process_start) {
   const DeviceDecision device = decide_device(ctx, opt.device, probe);
   job.preflight_s = phase.lap();
   GpuInfo gpu;
-  // In turn, not at once: each rank's context memory is the drop in free memory its context caused
-  // (context.ranks[].context_memory_bytes, which the client ramp reports).
-  if (device.kind == DeviceKind::gpu) gpu = open_gpus_in_turn(ctx, probe.usable);
-  // Free memory once every rank's context exists: what the sweep can really use.
-  MPSB_MPI(MPI_Barrier(ctx.world));
-  if (device.kind == DeviceKind::gpu) gpu.memory_free_bytes = current_gpu_free_bytes();
+  {
+    // Another job's contexts appearing meanwhile would count as this job's memory.
+    Turns::Held opening(turns, -1);
+    // In turn, not at once: each rank's context memory is the drop in free memory its context caused
+    // (context.ranks[].context_memory_bytes, which the client ramp reports).
+    if (device.kind == DeviceKind::gpu) gpu = open_gpus_in_turn(ctx, probe.usable);
+    // Free memory once every rank's context exists: what the sweep can really use.
+    MPSB_MPI(MPI_Barrier(ctx.world));
+    if (device.kind == DeviceKind::gpu) gpu.memory_free_bytes = current_gpu_free_bytes();
+  }
   job.gpu_open_s = phase.lap();
 
   std::vector<RankPlacement> ranks;
@@ -248,6 +256,7 @@ int run(int argc, char** argv, double process_start) {
   // GPU that GPU's monitor (clocks, energy, GPM in the background).
   JobState state;
   state.monitor = open_job_monitor(placement, ctx.rank);
+  state.turns = &turns;
   MPSB_MPI(MPI_Barrier(ctx.world));
   job.monitors_s = phase.lap();
   const bool streams = runs_instances_in_one_rank(opt.mode);  // streams or green
@@ -263,6 +272,7 @@ int run(int argc, char** argv, double process_start) {
   Watchdog watchdog;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     if (done[i]) continue;
+    Turns::Held turn(turns, static_cast<long>(i));  // given back after the configuration's report
     const double config_start = now_seconds();
     const Config& config = plan[i];
     // Armed on every rank, idle ones too, at the same point of the sweep.
@@ -294,6 +304,8 @@ int run(int argc, char** argv, double process_start) {
     for (auto& r : reporters) r->report_timing(static_cast<int>(i) + 1, result.timing);
   }
   job.configurations_s = phase.lap();
+  // The final report is work on rank 0's core too: the last turn, held until the process ends.
+  turns.take(static_cast<long>(plan.size()));
   job.total_s = now_seconds() - process_start;
   for (auto& r : reporters) r->finish(job);
   if (ctx.rank == 0 && without_mps_daemon(opt.mode, placement)) {

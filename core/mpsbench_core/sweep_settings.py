@@ -72,11 +72,12 @@ class SweepRecord:
     probe: str | None = None
     command: str | None = None                       # the sweep's command line as typed, shell-quoted
     rounds: int = 1                                  # --rounds: each job run this many times, modes interleaved
+    turns: bool | None = None                        # --turns on: a round's jobs ran at once, in turns (None: off)
     tool: str = field(default=TOOL)
 
     #: Written only when set (an ordinary sweep has no memory limits and no application).
     OPTIONAL = ("mem_limits", "mem_limit_device_ordinals", "app", "min_time_s", "repetitions", "device", "probe",
-                "command")
+                "command", "turns")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -119,6 +120,7 @@ class SweepRecord:
             min_time_s=_threshold(sweep.get("min_time_s")), repetitions=get("repetitions", int, None),
             device=get("device", str, None), probe=get("probe", str, None),
             command=get("command", str, None), tool=get("tool", str, TOOL),
+            turns=True if sweep.get("turns") is True else None,
             rounds=count if isinstance(count, int) and not isinstance(count, bool) and count >= 1 else 1)
 
 

@@ -108,6 +108,12 @@ std::vector<OptionSpec> build_table() {
        "drop and retake a repetition during which a GPU was throttled (power or thermal event, or SM clock below "
        "--clock-threshold of its maximum)",
        [](Options& o, const std::string&, const std::string&) { o.measure.discard_throttled = true; }},
+      {"--one-rank-repetitions", "", "N", "--repetitions",
+       "timed windows per configuration at one rank per GPU, the baseline of every speedup, whose figure one "
+       "process on one host core carries alone (at k ranks k cores average out)",
+       [](Options& o, const std::string& flag, const std::string& v) {
+         o.measure.one_rank_repetitions = static_cast<int>(parse_integer(flag, v, 1, 1000));
+       }},
       {"--throttle-retries", "", "N", "3", "with --discard-throttled: repetitions dropped per configuration at most",
        [](Options& o, const std::string& flag, const std::string& v) {
          o.measure.throttle_retries = static_cast<int>(parse_integer(flag, v, 0, 100));
@@ -151,6 +157,13 @@ std::vector<OptionSpec> build_table() {
        }},
       {"--timeout", "", "SECONDS", "600", "abort the job (exit 3) when one configuration takes longer; 0: no limit",
        [](Options& o, const std::string& flag, const std::string& v) { o.timeout_s = parse_timeout(flag, v); }},
+      {"--turns", "", "SOCKET", "",
+       "take turns with the other jobs of an mpsbench-sweep round: one configuration at a time, asked for at the "
+       "sweep's Unix socket SOCKET, asleep while another job works (the sweep sets it; docs/measurement.md)",
+       [](Options& o, const std::string&, const std::string& v) {
+         if (v.empty()) throw UsageError("--turns: empty path");
+         o.turns = v;
+       }},
       {"--resume", "", "FILE", "",
        "continue the killed run whose results are in FILE (a regular file, not a link): keep its finished "
        "configurations, run the rest and write FILE (or --output) again",

@@ -29,6 +29,7 @@ struct Options {
   std::string output;     // empty: a fresh default name
   std::string resume;     // results file to continue; empty: none
   double timeout_s = 600;  // per configuration; 0: none
+  std::string turns;      // the sweep's socket to take turns at (--turns); empty: none
   // What to print instead of measuring.
   bool show_help = false;
   bool show_version = false;

@@ -92,6 +92,15 @@ void GpuWatch::span_begins(double extend_from) {
   span_begin_ = now_seconds();
 }
 
+void GpuWatch::other_jobs_turn_begins() {
+  shared_ = true;
+  if (job_.monitor) job_.monitor->pause();
+}
+
+void GpuWatch::other_jobs_turn_ends() {
+  if (job_.monitor) job_.monitor->resume();
+}
+
 GpuTelemetry GpuWatch::span_ends() {
   GpuTelemetry t;
   t.gpu_index = job_.gpu_index;
@@ -99,6 +108,12 @@ GpuTelemetry GpuWatch::span_ends() {
   t.host = job_.host;
   if (!job_.monitor) {
     t.energy_reason = t.activity_reason = job_.note;
+    return t;
+  }
+  if (shared_) {
+    job_.monitor->pause();
+    t.energy_reason = t.activity_reason = kSharedSpan;
+    first_.reset();
     return t;
   }
   const double span_end = now_seconds();

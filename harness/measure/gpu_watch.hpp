@@ -56,6 +56,14 @@ class GpuWatch {
   void span_begins(double extend_from);
   // Its end now: the second GPM sample, the energy estimate; the monitor pauses.
   GpuTelemetry span_ends();
+  // Other jobs' turns (runtime/turns.hpp) come between repetitions: the monitor sleeps through them, and the
+  // span's energy and GPM activity, which would count their work, are unavailable with `kSharedSpan`.
+  void other_jobs_turn_begins();
+  void other_jobs_turn_ends();
+
+  static constexpr const char* kSharedSpan =
+      "the metered span held other sharing modes' repetitions (mpsbench-sweep's turns): energy and GPM "
+      "activity need a span of one job alone (mpsbench-sweep --turns off, or mpsbench on its own)";
 
   static constexpr double kNearestBeforeS = 0.05;
   // GPM needs this much between its two samples (nvml.h: "greater than 100ms").
@@ -66,6 +74,7 @@ class GpuWatch {
   double span_begin_ = 0, extend_from_ = 0;
   std::unique_ptr<GpmSample> first_;
   std::string first_problem_;
+  bool shared_ = false;
 };
 
 }  // namespace mpsb

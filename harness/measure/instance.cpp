@@ -163,6 +163,12 @@ RankSamples run_instance(const InstanceRun& run) {
   CpuWatch& cpu = *run.cpu;
   samples.cpu.emplace();
   do {
+    if (team.reps.taken > 0 && team.turns != nullptr && team.turns->enabled()) {
+      // In turns (runtime/turns.hpp) each repetition is one; the first is in the configuration's first turn.
+      if (watch) watch->other_jobs_turn_begins();
+      next_turn(team, instance, run.config_index - 1, team.reps.taken);
+      if (watch) watch->other_jobs_turn_ends();
+    }
     workload.poison_outputs();
     workload.sync();
     cpu.before(run.config.ranks_per_gpu);

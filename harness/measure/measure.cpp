@@ -42,6 +42,7 @@ std::vector<RankSamples> run_team(int instances, MPI_Comm active, const Placemen
                                   JobState& job) {
   Team team(instances, active, offset, config.is_mix());
   team.config_start = config_start;
+  team.turns = job.turns;
   std::vector<RankSamples> samples(static_cast<std::size_t>(instances));
   // --mode green: one split of the GPU's SMs into disjoint groups, one per
   // instance, before the threads start (each then makes its own green context).
@@ -120,6 +121,8 @@ ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, 
                              int instances_per_rank, double clock_offset_s, JobState& job) {
   const double start = now_seconds();
   const bool active = placement.is_active(ctx.rank, active_slots);
+  MeasureSettings own = settings;  // --one-rank-repetitions: the count at one rank per GPU
+  if (config.ranks_per_gpu == 1 && settings.one_rank_repetitions) own.repetitions = *settings.one_rank_repetitions;
   job.cache.prepare(config_of_slot(config, placement.ranks[ctx.rank].slot), instances_per_rank);
   job.cpu.prepare(instances_per_rank);
   ActiveComm comm(ctx.world, active, ctx.rank);
@@ -127,7 +130,7 @@ ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, 
   nlohmann::json mine = nlohmann::json::array();
   InstanceTiming first;  // this rank's first instance (rank 0's is the timeline timing.hpp describes)
   if (active) {
-    const auto samples = run_team(instances_per_rank, comm.get(), placement, config, config_index, settings,
+    const auto samples = run_team(instances_per_rank, comm.get(), placement, config, config_index, own,
                                   ctx.rank, clock_offset_s, start, &iterations, job);
     first = samples.front().timing;
     for (const auto& s : samples) mine.push_back(nlohmann::json::parse(serialize(s)));

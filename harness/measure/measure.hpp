@@ -19,6 +19,7 @@
 #include "measure/samples.hpp"
 #include "measure/settings.hpp"
 #include "runtime/mpi_context.hpp"
+#include "runtime/turns.hpp"
 
 namespace mpsb {
 
@@ -36,6 +37,7 @@ struct JobState {
   std::unique_ptr<JobMonitor> monitor;
   CpuWatches cpu;
   bool said_spread = false;  // the one-process note of run_team, once per job
+  Turns* turns = nullptr;    // mpsbench-sweep's turns (--turns): every repetition a turn
 };
 ConfigSamples measure_config(const MpiContext& ctx, const Placement& placement, const Config& config,
                              int config_index, const MeasureSettings& settings, int active_slots,

@@ -11,6 +11,9 @@ namespace mpsb {
 struct MeasureSettings {
   double min_time_s = 0.25;
   int repetitions = 5;  // with max_noise: the minimum
+  // At one rank per GPU, the baseline of every speedup and the A/A check, one process on one host core
+  // carries the figure (at k ranks, k cores average out): this many repetitions there; nullopt: repetitions.
+  std::optional<int> one_rank_repetitions;
   std::uint64_t seed = 1;
   double warmup_time_s = 0.2;
   std::optional<double> max_noise;   // fraction; nullopt: a fixed repetition count

@@ -62,6 +62,13 @@ void start_together(Team& team, int instance) {
   team.barrier.wait();
 }
 
+void next_turn(Team& team, int instance, long config, long step) {
+  if (team.turns == nullptr || !team.turns->enabled()) return;
+  team.barrier.wait();
+  if (instance == 0) team.turns->pass(team.active, config, step);
+  team.barrier.wait();
+}
+
 void agree_on_repetition(Team& team, int instance, const MeasureSettings& settings) {
   team.barrier.wait();
   if (instance == 0) {

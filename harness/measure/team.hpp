@@ -15,6 +15,7 @@
 
 #include "measure/cpu_watch.hpp"
 #include "measure/settings.hpp"
+#include "runtime/turns.hpp"
 
 namespace mpsb {
 
@@ -78,6 +79,7 @@ struct Team {
   double shortest_own = 0;  // likewise: the shortest end - start of any instance in the last batch
   bool any_failed = false;  // likewise: some instance of some active rank failed its setup
   RepetitionState reps;     // likewise
+  Turns* turns = nullptr;   // mpsbench-sweep's turns, or nullptr
 };
 
 // After setup every instance of every active rank learns whether any of them
@@ -89,6 +91,10 @@ bool any_setup_failed(Team& team, int instance, bool failed);
 // Every instance of every active rank starts together: the threads meet,
 // instance 0 joins the MPI barrier, the threads meet again.
 void start_together(Team& team, int instance);
+
+// In mpsbench-sweep's turns: the threads meet, instance 0 gives the job's turn back and waits (asleep, like
+// every active rank) for the one of (config, step), the threads meet again. Without turns, nothing.
+void next_turn(Team& team, int instance, long config, long step);
 
 // After every repetition one MPI_Allreduce (MPI_MAX) over the active ranks of
 // {-min start, max end, affected, the CPU readings' largest ratio, steal and

@@ -166,6 +166,7 @@ ojson other_mps_json(const std::optional<std::vector<MpsProcess>>& found) {
 ojson settings_json(const MeasureSettings& s) {
   return ojson{{"min_time_s", s.min_time_s},
                {"repetitions", s.repetitions},
+               {"one_rank_repetitions", s.one_rank_repetitions ? ojson(*s.one_rank_repetitions) : ojson(nullptr)},
                {"seed", s.seed},
                {"warmup_time_s", s.warmup_time_s},
                {"max_noise", optional_number(s.max_noise)},

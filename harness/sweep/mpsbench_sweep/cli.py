@@ -136,6 +136,12 @@ def build_parser():
            "modes in another order each round (rotated, reversed every other round) so that a drift of the machine "
            "falls on every mode alike; the records say their round (default: "
            f"{DEFAULT_ROUNDS}; 1 with --client-ramp, which measures one round)")
+    a("--turns", choices=("on", "off"), default="on",
+      help="on: each round's modes run at once, on the same cores, and take turns of one configuration (the "
+           "others asleep), so that every mode measures a configuration within a second of the others and a "
+           "host whose CPUs change speed changes it for all of them alike; off: one job after the other. Not "
+           "for modes with several jobs a round (mps-qos, mps-mem), --client-ramp or --app, which run one by "
+           "one (default: on; docs/measurement.md)")
     a("--gpus-per-node", type=whole("--gpus-per-node", 1, MAX_GPUS_PER_NODE), default=None, metavar="G",
       help="GPUs each node uses (default: the count in CUDA_VISIBLE_DEVICES, else `nvidia-smi -L`, "
            "else 1, said so; 1 with --device cpu)")

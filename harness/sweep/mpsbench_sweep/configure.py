@@ -22,7 +22,7 @@ from .launcher import Launcher
 from .locate import default_program
 from .passthrough import gpu_indices, gpu_items, passthrough_options
 from .plan import (DEFAULT_ROUNDS, MEM_FIELD, QOS_FIELD, mix_ranks, parse_mem_limits, plan_app_jobs, plan_jobs,
-                   plan_ramp)
+                   plan_ramp, with_turns)
 from .preflight import client_limit, executable, preflight
 from .settings import DaemonSettings, RampSettings, SweepSettings
 from .text import say
@@ -214,6 +214,8 @@ def settings_from(argv, parser):
     else:
         jobs = plan_jobs(modes, ranks, qos, nodes, gpus_per_node, mem_limits, mix="mix" in passthrough,
                          rounds=rounds)
+        if args.turns == "on":
+            jobs = with_turns(jobs)
         mpsbench = args.mpsbench or default_program("mpsbench")
     control = executable(args.mps_control)
     preflight(modes=modes, ranks=ranks, jobs=jobs, device=device, gpus=node_gpus,
@@ -244,7 +246,8 @@ def settings_from(argv, parser):
         else None, mem_limit_device_ordinals=ordinals, app=app.identity if app else None,
         min_time_s=app.min_time if app else None, repetitions=app.repetitions if app else None,
         device=app.device if app else None, probe=app.probe if app else None,
-        command=shlex.join([sys.argv[0] or "mpsbench-sweep"] + list(argv)), rounds=rounds)
+        command=shlex.join([sys.argv[0] or "mpsbench-sweep"] + list(argv)), rounds=rounds,
+        turns=True if any(j.turn_group is not None for j in jobs) else None)
     ramp = (RampSettings(limit=limit, reason=limit_reason, explicit=args.mps_client_limit is not None)
             if args.client_ramp else None)
     daemon = DaemonSettings(control=control, existing_daemon=args.existing_daemon,

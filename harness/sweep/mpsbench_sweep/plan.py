@@ -59,15 +59,18 @@ class Job:
     bind: str = "none"               # --app-bind: how its copies are pinned to CPUs
     round: int = 0                   # --rounds: which round this run of the job belongs to (from 0)
     rounds: int = 1                  # how many rounds the sweep runs
+    turn_group: Optional[int] = None  # --turns: the jobs with this number run at once, taking turns (turns.py)
 
     @property
     def k(self):
         return self.ranks_per_gpu[0]
 
-    def mpsbench_args(self, part_path):
-        """The options the sweep owns for this job; they go last on mpsbench's command line (passthrough.py)."""
+    def mpsbench_args(self, part_path, turns=None):
+        """The options the sweep owns for this job; they go last on mpsbench's command line (passthrough.py).
+        turns: the socket of the job's turns (turns.py) when it runs in a group."""
         ranks = [] if self.mix else ["--ranks-per-gpu", ",".join(map(str, self.ranks_per_gpu))]
-        return ["--mode", registry.BY_NAME[self.mode].engine_mode] + ranks + ["--output", part_path]
+        return (["--mode", registry.BY_NAME[self.mode].engine_mode] + ranks + ["--output", part_path]
+                + (["--turns", turns] if turns else []))
 
     def label(self):
         """What the terminal, the job record and the time profile call this run of the job."""
@@ -165,6 +168,38 @@ def plan_jobs(modes, ranks, qos_percentages, nodes, gpus_per_node, mem_limits=No
             by_mode[name] = [job(name, ranks, 1 if mode.one_process else max(ranks), None, f"part-{name}.json")]
     return in_run_order([(j, r) for r in range(rounds) for name in mode_order(modes, r) for j in by_mode[name]],
                         rounds)
+
+
+def with_turns(jobs):
+    """--turns on: each round's jobs of the built-in kernels run at once, taking turns of one configuration
+    (turns.py), numbered as groups. A group holds one job per mode, at most one mode with an MPS daemon (the
+    daemon serves its clients; the others' ranks get an empty pipe directory), and modes whose jobs are not
+    one per round (mps-qos, mps-mem) run on their own; a group of one is no group."""
+    out, current, number = [], [], 0
+
+    def flush():
+        nonlocal current, number
+        if len(current) > 1:
+            out.extend(replace(j, turn_group=number) for j in current)
+            number += 1
+        else:
+            out.extend(current)
+        current = []
+
+    def mps(job):
+        return job.mode in registry.MPS_MODES
+
+    for job in jobs:
+        if job.app or job.ramp or registry.BY_NAME[job.mode].label_field is not None:
+            flush()
+            out.append(job)
+            continue
+        if current and (job.round != current[0].round or any(j.mode == job.mode for j in current)
+                        or (mps(job) and any(mps(j) for j in current))):
+            flush()
+        current.append(job)
+    flush()
+    return tuple(out)
 
 
 def ramp_steps(limit):

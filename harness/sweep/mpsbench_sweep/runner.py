@@ -28,6 +28,7 @@ from .daemon.lifecycle import DaemonLifecycle
 from .jobs.mpsbench_job import MpsbenchRun
 from .jobs.outcome import EXIT_FAILED, EXIT_OK, EXIT_VERIFY, Interrupted, Stop
 from .jobs.protocol import drive, job_record
+from .jobs.turn_group import drive_group
 from .jobs.ramp import RampState, RampStepRun, table as ramp_table
 from .plan import Plan
 from .signals import SignalGuard
@@ -46,7 +47,7 @@ class Runner:
         self.daemons = DaemonLifecycle(settings.daemon, settings.launcher, settings.nodes, settings.workdir,
                                        self.signals)
         self.ramp = RampState(settings.ramp) if settings.ramp is not None else None
-        self.current = None        # the JobRun in progress: what the cleanup ends
+        self.current = None        # the JobRun in progress, or a group's list of them: what the cleanup ends
         self.app_baselines = {}    # (mode, binding, round) -> one copy per GPU's figure: an app's speedup baseline
         self.last_doc = None
         self.write_error = None
@@ -105,18 +106,31 @@ class Runner:
         daemon = None
         i = 0
         while i < len(self.plan.jobs):  # by index: the client ramp may replace the plan at its daemon's start
-            job = self.plan.jobs[i]
-            if daemon is not None and (daemon["mode"], daemon["round"]) != (job.mode, job.round):
+            group = self._group(i)
+            mps = next((j for j in group if j.mode in registry.MPS_MODES), None)
+            if daemon is not None and (mps is None or (daemon["mode"], daemon["round"]) != (mps.mode, mps.round)):
                 self._stop_daemon(daemon["mode"])
                 daemon = None
-            if daemon is None and job.mode in registry.MPS_MODES:
-                daemon = self.daemons.start(job.mode, job.round)
+            if daemon is None and mps is not None:
+                daemon = self.daemons.start(mps.mode, mps.round)
                 self._replan(daemon)
-                job = self.plan.jobs[i]
-            drive(self._job_run(job, daemon), len(self.plan.jobs), self.signals, self._set_current, self._merge)
-            i += 1
+                group = self._group(i)
+            total = len(self.plan.jobs)
+            if len(group) == 1:
+                drive(self._job_run(group[0], daemon), total, self.signals, self._set_current, self._merge)
+            else:  # a round's modes at once, taking turns (turns.py): the daemon serves its MPS mode alone
+                runs = [self._job_run(j, daemon if j.mode in registry.MPS_MODES else None) for j in group]
+                drive_group(runs, total, self.signals, self._set_current, self._merge)
+            i += len(group)
         if daemon is not None:
             self._stop_daemon(daemon["mode"])
+
+    def _group(self, i):
+        """The jobs that run together from plan index i: its turn group (plan.with_turns), or the job alone."""
+        first = self.plan.jobs[i]
+        if first.turn_group is None:
+            return [first]
+        return [j for j in self.plan.jobs[i:] if j.turn_group == first.turn_group]
 
     def _replan(self, daemon):
         """The client ramp, told the client limit by the daemon, may plan other steps (before any job ran)."""
@@ -149,14 +163,16 @@ class Runner:
         self.current = run
 
     def _cleanup(self):
-        run, self.current = self.current, None
-        if run is not None:
+        current, self.current = self.current, None
+        runs = current if isinstance(current, list) else [current] if current is not None else []
+        for run in runs:  # a group's jobs (turn_group.py) or the one job
             run.end()
             run.close()
+        codes = {id(run.record): run.proc.returncode if run.proc is not None else None for run in runs}
         for record in self.records:
             if record["status"] == "running":  # interrupted before its output was even read
                 record["status"] = "interrupted"
-                record["exit_code"] = run.proc.returncode if run is not None and run.proc is not None else None
+                record["exit_code"] = codes.get(id(record))
         return self.daemons.stop()
 
     # --- output ----------------------------------------------------------------------------------

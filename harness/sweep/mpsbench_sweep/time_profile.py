@@ -2,7 +2,8 @@
 and the sweep's own work between the jobs. Recorded as context.sweep.time_profile and printed last.
 
 Per job:
-  wall_s           the job from its launch to its end (the sweep's clock)
+  wall_s           the job from its launch to its end (the sweep's clock); the jobs of a turn group run at
+                   once, each wall counting the others' turns (context.sweep.jobs[].turns.waited_s)
   windows_s        timed windows: mpsbench's per-configuration `timing.windows_s` summed over its results,
                    or a farmed application's repetitions' windows
   warmup_s         warm-up: `timing.warmup_s` summed, or the application's warm-up window
@@ -56,7 +57,13 @@ def profile(records, timings, merges, daemons, total_s):
     start = sum(_num(d.get("start_s")) or 0.0 for d in daemons)
     stop = sum(_num(d.get("stop_s")) or 0.0 for d in daemons)
     merge = sum(merges.values())
-    walls = sum(j["wall_s"] for j in jobs)
+    # The jobs of a turn group (turns.py) ran at once: the group takes the longest of their walls.
+    spans = {}
+    for i, r in enumerate(records):
+        if r.get("wall_s") is not None:
+            key = ("group", r["turn_group"]) if r.get("turn_group") is not None else ("job", i)
+            spans[key] = max(spans.get(key, 0.0), _num(r["wall_s"]) or 0.0)
+    walls = sum(spans.values())
     return {"total_s": round(total_s, 3), "jobs": jobs, "daemon_start_s": round(start, 3),
             "daemon_stop_s": round(stop, 3), "merge_s": round(merge, 3),
             "between_jobs_s": round(max(0.0, total_s - walls - start - stop - merge), 3)}

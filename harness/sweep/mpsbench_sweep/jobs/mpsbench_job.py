@@ -29,8 +29,9 @@ class Tee:
     """Copies a job's stdout and stderr to ours and to its log; keeps its `mpsbench: error/fatal` lines and the
     last lines of its stderr (`tail`: what a job that died without such a line said last)."""
 
-    def __init__(self, proc, log):
+    def __init__(self, proc, log, prefix=""):
         self.log = log
+        self.prefix = prefix  # on our terminal only: the jobs of a group of turns write at once
         self.lock = threading.Lock()
         self.errors = []
         self.tail = collections.deque(maxlen=5)
@@ -44,7 +45,7 @@ class Tee:
             line = raw.decode(errors="replace")
             with self.lock:
                 try:
-                    out.write(line)
+                    out.write(self.prefix + line)
                     out.flush()
                     self.log.write(line)
                 except (OSError, ValueError):
@@ -104,10 +105,12 @@ class MpsbenchRun(JobRun):
         self.timed_out = False
         self.tail = []
         self.doc = None
+        self.turns = None  # the socket of its turns, when it runs in a group (jobs/turn_group.py)
+        self.group_size = 1
 
     def command(self):
         # The sweep's own options last: mpsbench takes the later flag, also over a preset's (passthrough.py).
-        argv = [self.s.mpsbench] + list(self.s.passthrough) + self.job.mpsbench_args(self.part)
+        argv = [self.s.mpsbench] + list(self.s.passthrough) + self.job.mpsbench_args(self.part, self.turns)
         return self.s.launcher.job_command(argv, self.job.np, self.s.nodes, self.environment.env,
                                            export=(IN_SWEEP_VAR,))
 
@@ -121,11 +124,12 @@ class MpsbenchRun(JobRun):
         env = self.environment.env
         self.proc = subprocess.Popen(kept(self.command()), env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        self.tee = Tee(self.proc, log)
+        self.tee = Tee(self.proc, log, f"[{self.job.setting_label()}] " if self.turns else "")
 
     def wait(self):
+        # In a group the job also waits while the others work: its deadline grows with the group.
         try:
-            self.proc.wait(timeout=self.s.timeout)
+            self.proc.wait(timeout=self.s.timeout * self.group_size if self.s.timeout else None)
         except subprocess.TimeoutExpired:
             self.timed_out = True
 
@@ -142,4 +146,4 @@ class MpsbenchRun(JobRun):
             self.record["ranks"] = [{k: r.get(k) for k in RANK_FIELDS} for r in self.doc["context"].get("ranks", [])]
 
     def judge(self):
-        judge(self.label, self.record, self.doc, self.timed_out, self.s.timeout)
+        judge(self.label, self.record, self.doc, self.timed_out, self.s.timeout * self.group_size)

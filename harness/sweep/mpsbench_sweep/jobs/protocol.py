@@ -107,6 +107,8 @@ def job_record(job, workdir, mem_device_ordinals):
               "thread_percentage": job.thread_percentage, "np": job.np, "command": None, "status": "not_run",
               "exit_code": None, "error": None, "part_file": os.path.join(workdir, job.part_name), "daemon": None,
               "wall_s": None, "ranks": None}
+    if job.turn_group is not None:
+        record["turn_group"] = job.turn_group
     if job.mem_limit is not None:
         record.update({"mem_limit": job.mem_limit, "mem_limit_bytes": mem_limit_bytes(job.mem_limit),
                        "mem_limit_env": mem_limit_env(job.mem_limit, mem_device_ordinals)})
