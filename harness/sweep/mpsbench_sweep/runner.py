@@ -230,10 +230,12 @@ class Runner:
             self.write_error = str(e)
         if doc is not None:
             self.last_doc = doc
-        finished = next((i for i in range(len(self.records) - 1, -1, -1)
-                         if self.records[i]["wall_s"] is not None and i not in self.merges), None)
-        if not final and finished is not None:
-            self.merges[finished] = round(time.monotonic() - started, 3)
+        # The jobs that finished since the last merge: one job, or a turn group's, whose one merge is counted
+        # once (on the last of them; the others 0).
+        finished = [i for i, r in enumerate(self.records) if r["wall_s"] is not None and i not in self.merges]
+        if not final and finished:
+            self.merges.update({i: 0.0 for i in finished})
+            self.merges[finished[-1]] = round(time.monotonic() - started, 3)
         return doc
 
     def _profile(self):
