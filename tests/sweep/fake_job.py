@@ -26,6 +26,16 @@ Faults (environment; the value is a comma list of modes, or 1 for every mode):
                        `gpu_activity` (SM active 40% in timeslice, 80% in the others)
 FAKE_JOB_CONTROL: the (fake) MPS control program used to ask for a daemon;
 FAKE_JOB_GPUS: GPUs per node (default 1).
+
+Turns (--turns PATH, as the sweep gives a job of a turn group; harness/runtime/turns.hpp): after the checks
+above (a job that crashes or is refused there never connects) it connects to the Unix socket PATH and takes
+its turns as mpsbench does: "want -1 0" (opening the GPUs), given back ("done") before it writes its context;
+then for each configuration it reports (index i from 0, the order of its results) "want i 0" and "want i 1"
+(two repetitions; "done" before each new want); at the end "want N 0" (N configurations), held while it writes
+its results file, and the connection closed. It waits for "go" after every want; a connection it cannot make
+or one the sweep closes ends it as mpsbench ends: an `mpsbench: fatal: ... --turns PATH: ...` line, exit 3.
+A hung job (FAKE_JOB_HANG) hangs after its first turn, holding none (the others wait for its next want).
+  FAKE_JOB_TURN_LOG=FILE  append "MODE C S" per turn taken, while holding it (-1 for the opening, N for the end)
 """
 import argparse
 import json
@@ -65,6 +75,67 @@ def write(path, doc):
     os.replace(path + ".tmp", path)
 
 
+class Turns:
+    """Rank 0's side of the sweep's turns (harness/runtime/turns.cpp); without a path every call does nothing."""
+
+    def __init__(self, path, mode, host):
+        self.path, self.mode, self.host = path, mode, host
+        self.sock = None
+        self.holding = False
+        self.buffer = b""
+        if not path:
+            return
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.sock.connect(path)
+        except OSError as e:
+            self.fatal(f"cannot reach the sweep's turns ({e.strerror}): --turns is for mpsbench-sweep's own jobs")
+
+    def fatal(self, what):
+        print(f"mpsbench: fatal: rank 0 on {self.host}: --turns {self.path}: {what}", file=sys.stderr, flush=True)
+        sys.exit(3)
+
+    def send(self, line):
+        try:
+            self.sock.sendall(line.encode())
+        except OSError as e:
+            self.fatal(f"the sweep is gone ({e.strerror})")
+
+    def take(self, config, step):
+        """Gives back the turn held, asks for (config, step) and returns once it is this job's."""
+        if self.sock is None:
+            return
+        self.give()
+        self.send(f"want {config} {step}\n")
+        while b"\n" not in self.buffer:
+            try:
+                data = self.sock.recv(64)
+            except OSError as e:
+                self.fatal(f"reading the sweep: {e.strerror}")
+            if not data:
+                self.fatal("the sweep closed the connection while this job waited its turn")
+            self.buffer += data
+        answer, _, self.buffer = self.buffer.partition(b"\n")
+        if answer != b"go":
+            self.fatal(f"the sweep answered {answer.decode(errors='replace')!r}, not \"go\"")
+        self.holding = True
+        log = os.environ.get("FAKE_JOB_TURN_LOG")
+        if log:
+            with open(log, "a") as f:  # written while the turn is held: the file's order is the turns' order
+                f.write(f"{self.mode} {config} {step}\n")
+
+    def give(self):
+        if self.sock is not None and self.holding:
+            self.holding = False
+            self.send("done\n")
+
+    def close(self):
+        """The end of the job's part (the last turn is held until the connection closes, as mpsbench's is)."""
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
 def summary(value):
     return {"median": value, "min": value, "max": value, "samples": [value, value]}
 
@@ -79,6 +150,7 @@ def main():
     p.add_argument("--output", required=True)
     p.add_argument("--kernel", default="matmul")
     p.add_argument("--size", default="64")
+    p.add_argument("--turns")
     args, _ = p.parse_known_args()
     if (args.mix is None) == (args.ranks_per_gpu is None):
         fail_usage = f"fake mpsbench: give exactly one of --ranks-per-gpu and --mix (got {args.ranks_per_gpu!r}, {args.mix!r})"
@@ -126,6 +198,9 @@ def main():
     if fault("FAKE_JOB_REJECT", mode):
         fail(f"matmul fp32 size 46000 needs 23.65 GiB per rank, but GPU 0 on {host} has 20.00 GiB free")
     pct = int(pct) if pct else None
+    turns = Turns(args.turns, mode, host)
+    turns.take(-1, 0)  # opening the GPUs
+    turns.give()
     ranks = [{"rank": r, "host": host, "local_rank": r, "device_slot": r // gpus, "gpu_index": r % gpus,
               "gpu_uuid": f"GPU-fake-{r % gpus}", "mps_enabled": client, "sm_count": 132,
               "memory_free_bytes": 80000 * MIB, "mps_active_thread_percentage": pct,
@@ -156,6 +231,8 @@ def main():
     for kernel in args.kernel.split(","):
         for size in (int(s) for s in args.size.split("=")[-1].split(",")):
             for k in ks:
+                turns.take(len(doc["results"]), 0)  # configuration i: its result is the i-th (from 0)
+                turns.take(len(doc["results"]), 1)
                 value = 1e12 * FACTOR[mode] * k
                 instances = k if mode in ONE_RANK else 1
                 check = {"ok": verified, "max_rel_error": 1e-7 if verified else 0.5, "tolerance": 1e-5,
@@ -192,7 +269,9 @@ def main():
     if os.environ.get("FAKE_JOB_TIMING") == "1":
         doc["context"]["timing"] = {"startup_s": 0.1, "total_s": 0.1 + 1.0 * len(doc["results"])}
     doc["complete"] = True
+    turns.take(len(doc["results"]), 0)  # the final report (N: the configurations)
     write(args.output, doc)
+    turns.close()
     sys.exit(0 if verified else 1)
 
 

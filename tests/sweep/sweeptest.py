@@ -90,12 +90,15 @@ class SweepTestCase(unittest.TestCase):
                 pass
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def fake_args(self, *extra, modes="timeslice,mps,mps-qos,streams", ranks="1,2,4", rounds="1"):
-        """rounds: one unless a test is about rounds (the sweep's default of two would double every test's time)."""
+    def fake_args(self, *extra, modes="timeslice,mps,mps-qos,streams", ranks="1,2,4", rounds="1", turns="off"):
+        """rounds: one unless a test is about rounds (the sweep's default of two would double every test's time).
+        turns: "off" unless a test is about turns (test_turns.py): the tests of the one-job-at-a-time path see the
+        jobs one by one, as they ran before turns; None leaves --turns out (the sweep's default, on)."""
         return ["--modes", modes, "--ranks-per-gpu", ranks, "--gpus-per-node", "1",
                 "--mpsbench", FAKE_JOB, "--mps-control", FAKE_CONTROL,
                 "--launcher", f"{sys.executable} {FAKE_JOB} --np {{np}}", "--output", self.output,
-                "--mps-quit-grace", "2", "--mps-ready-timeout", "5", "--rounds", rounds] + list(extra)
+                "--mps-quit-grace", "2", "--mps-ready-timeout", "5", "--rounds", rounds] + (
+                    ["--turns", turns] if turns else []) + list(extra)
 
     def sweep(self, args, timeout=90, **env):
         self.env.update(env)
