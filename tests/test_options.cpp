@@ -23,7 +23,18 @@ TEST(Options, DefaultsWhenEmpty) {
   EXPECT_EQ(o.device, DeviceChoice::automatic);
   EXPECT_DOUBLE_EQ(o.measure.min_time_s, 0.25);
   EXPECT_EQ(o.measure.repetitions, 5);
+  EXPECT_FALSE(o.measure.one_rank_repetitions);  // --repetitions at one rank per GPU too
+  EXPECT_TRUE(o.turns.empty());                   // no turns outside mpsbench-sweep
   EXPECT_TRUE(o.output.empty());
+}
+
+TEST(Options, OneRankRepetitionsAndTurns) {
+  const Options o = parse({"--repetitions", "2", "--one-rank-repetitions", "6", "--turns", "/tmp/t/0.sock"});
+  EXPECT_EQ(o.measure.repetitions, 2);
+  EXPECT_EQ(o.measure.one_rank_repetitions, 6);
+  EXPECT_EQ(o.turns, "/tmp/t/0.sock");
+  EXPECT_NE(error_of({"--one-rank-repetitions", "0"}).find("out of range"), std::string::npos);
+  EXPECT_NE(error_of({"--turns", ""}).find("--turns: empty path"), std::string::npos);
 }
 
 TEST(Options, ParsesListsAndBothValueForms) {
@@ -146,6 +157,8 @@ const std::map<std::string, std::vector<std::string>>& samples() {
       {"--seed", {"--seed", "7"}},
       {"--output", {"--output", "out.json"}},
       {"--timeout", {"--timeout", "0"}},
+      {"--turns", {"--turns", "/tmp/mpsb-turns-x/0.sock"}},
+      {"--one-rank-repetitions", {"--one-rank-repetitions", "6"}},
       {"--resume", {"--resume", "old.json"}},
       {"--param", {"--param", "inference.hidden=64"}},
       {"--allreduce", {"--allreduce", "64K"}},
