@@ -49,7 +49,8 @@ Turns::Turns(MPI_Comm world, int rank, const std::string& path)
     ::close(fd_);
     fd_ = -1;
     throw FatalError(failure(path, std::string("cannot reach the sweep's turns (") + std::strerror(e) +
-                                       "): --turns is for mpsbench-sweep's own jobs"));
+                                       "): --turns is for mpsbench-sweep's own jobs, whose rank 0 runs on the "
+                                       "sweep's node (mpsbench-sweep --turns off runs them one at a time)"));
   }
 }
 

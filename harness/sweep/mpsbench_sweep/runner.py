@@ -1,12 +1,15 @@
-"""Runs the plan: its jobs one by one in plan order (round after round), the MPS daemon each stretch of MPS
-jobs needs, the merged file after each job.
+"""Runs the plan: its jobs in plan order (round after round), one by one or a turn group's at once
+(jobs/turn_group.py, turns.py), the MPS daemon each stretch of MPS jobs needs, the merged file after each
+job (or group).
 
-A daemon is started before a stretch of consecutive jobs of one MPS mode in one round and stopped, and
-verified gone, after it, before any other job runs: a non-MPS job never runs beside our daemon, each
-MPS mode gets a fresh one (as a sweep without rounds always had), and so does each round (the last
-mode of a round is often the first of the next: its two rounds still get processes of their own, the
-MPS server included). With rounds the modes alternate, so a mode has several stretches; a start and a
-stop take a fraction of a second.
+A daemon is started before a stretch of consecutive jobs of one MPS mode in one round (or a turn group
+holding such a job) and stopped, and verified gone, after it, before any other job runs: each MPS mode
+gets a fresh one (as a sweep without rounds always had), and so does each round (the last mode of a
+round is often the first of the next: its two rounds still get processes of their own, the MPS server
+included). One job at a time, a non-MPS job never runs beside our daemon; in a turn group the non-MPS
+jobs do, with an empty pipe directory of their own (jobs/environment.py), which no daemon serves. With
+rounds the modes alternate, so a mode has several stretches; a start and a stop take a fraction of a
+second.
 
 Every exit (normal end, a job's error or crash, --timeout, SIGINT/SIGTERM/SIGHUP) goes through the same
 cleanup: the running job is ended (its keeper, its session, everything below it), our MPS daemon is quit

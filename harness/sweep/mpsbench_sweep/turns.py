@@ -132,6 +132,14 @@ class TurnHub:
 
     # --- the hub's thread -----------------------------------------------------------------------
     def _serve(self):
+        try:
+            self._loop()
+        except Exception as e:  # noqa: BLE001: a hub that stopped must not leave its jobs waiting for ever
+            for name in list(self._conns):
+                self._drop(name, f"the sweep's turn hub failed: {type(e).__name__}: {e}")
+            raise
+
+    def _loop(self):
         while True:
             for key, _ in self._sel.select():
                 kind, name = key.data
