@@ -159,7 +159,8 @@ int run(int argc, char** argv, double process_start) {
 
   rank0_check(ctx, [&] { check_result_files(opt.output, opt.resume); });
   // mpsbench-sweep's turns (runtime/turns.hpp): from here on, every stretch of work that another job of
-  // the round could feel (opening the GPUs, each configuration, the final report) is a turn.
+  // the round could feel (opening the GPUs, each repetition of each configuration, the final report) is a
+  // turn; a configuration's first and last turns are taken and given here, the others in measure/team.cpp.
   Turns turns(ctx.world, ctx.rank, opt.turns);
   // Another user's MPS server would serialise this job behind theirs: looked for before any GPU work.
   std::optional<std::vector<MpsProcess>> other_mps;
