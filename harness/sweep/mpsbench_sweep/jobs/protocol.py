@@ -90,15 +90,19 @@ def drive(run, total, signals, on_current, on_finished):
             on_current(None)
             record["wall_s"] = round(time.monotonic() - started, 3)
             if run.daemon is not None:
-                record["daemon"] = {"started_by_sweep": run.daemon["started_by_sweep"],
-                                    "pipe_dir": run.daemon["pipe_dir"],
-                                    "mps_server_memory_bytes": poller.stop() if poller else None}
+                record["daemon"] = daemon_record(run.daemon, poller.stop() if poller else None)
             run.collect(interrupted)
             run.close()
             on_finished()
     run.judge()
     say(f"{run.label}: {record['status']} in {record['wall_s']:.0f} s"
         + (f": {record['error']}" if record.get("error") and record["status"] != "ok" else ""))
+
+
+def daemon_record(daemon, server_memory_bytes):
+    """A job record's `daemon`: the MPS daemon that served it and the MPS server's peak memory while it ran."""
+    return {"started_by_sweep": daemon["started_by_sweep"], "pipe_dir": daemon["pipe_dir"],
+            "mps_server_memory_bytes": server_memory_bytes}
 
 
 def job_record(job, workdir, mem_device_ordinals):

@@ -16,6 +16,7 @@ from ..nvsmi import ServerMemoryPoller
 from ..text import say
 from ..turns import TurnHub
 from .outcome import Interrupted, Stop
+from .protocol import daemon_record
 
 
 def _waiter(run, ended):
@@ -71,8 +72,7 @@ def drive_group(runs, total, signals, on_current, on_finished):
                 record["wall_s"] = round(walls.get(run.job.index, time.monotonic() - started), 3)
                 record["turns"] = dict(turns[run.job.index], problem=hub.problems.get(run.job.index))
                 if run.daemon is not None:
-                    record["daemon"] = {"started_by_sweep": run.daemon["started_by_sweep"],
-                                        "pipe_dir": run.daemon["pipe_dir"], "mps_server_memory_bytes": server_memory}
+                    record["daemon"] = daemon_record(run.daemon, server_memory)
                 run.collect(interrupted)
                 run.close()
             on_finished()
