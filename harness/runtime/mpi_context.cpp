@@ -90,15 +90,19 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine, 
   return split_by_counts(data, counts, displs);
 }
 
-void quiet_barrier(MPI_Comm comm) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  MPSB_MPI(MPI_Ibarrier(comm, &request));
+void wait_asleep(MPI_Request& request) {
   int done = 0;
   while (true) {
     MPSB_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) return;
     std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
+}
+
+void quiet_barrier(MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPSB_MPI(MPI_Ibarrier(comm, &request));
+  wait_asleep(request);
 }
 
 std::string mpi_library_version() {

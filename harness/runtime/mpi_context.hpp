@@ -30,6 +30,9 @@ std::vector<std::string> allgather_strings(MPI_Comm comm, const std::string& min
 // Every rank's string on `root` (empty vector elsewhere).
 std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine, int root);
 std::string mpi_library_version();
+// Until the nonblocking operation `request` completes, polled every 0.5 ms
+// and asleep in between.
+void wait_asleep(MPI_Request& request);
 // A barrier that sleeps while it waits: ranks idle during a configuration
 // must not spin in MPI and steal cores (or turbo headroom) from active ranks.
 void quiet_barrier(MPI_Comm comm);

@@ -5,11 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "runtime/check.hpp"
+#include "runtime/mpi_context.hpp"
 
 namespace mpsb {
 namespace {
@@ -18,12 +17,7 @@ namespace {
 void sleeping_bcast(int* value, MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   MPSB_MPI(MPI_Ibcast(value, 1, MPI_INT, 0, comm, &request));
-  int done = 0;
-  while (true) {
-    MPSB_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
-  }
+  wait_asleep(request);
 }
 
 std::string failure(const std::string& path, const std::string& what) {
