@@ -256,7 +256,7 @@ int run(int argc, char** argv, double process_start) {
   // Kept for the whole job: each rank's workloads between configurations, and on the first rank of each
   // GPU that GPU's monitor (clocks, energy, GPM in the background).
   JobState state;
-  state.monitor = open_job_monitor(placement, ctx.rank);
+  state.monitor = open_job_monitor(placement, ctx.rank, turns.enabled());
   state.turns = &turns;
   MPSB_MPI(MPI_Barrier(ctx.world));
   job.monitors_s = phase.lap();

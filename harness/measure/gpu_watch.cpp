@@ -6,7 +6,7 @@
 
 namespace mpsb {
 
-std::unique_ptr<JobMonitor> open_job_monitor(const Placement& placement, int rank) {
+std::unique_ptr<JobMonitor> open_job_monitor(const Placement& placement, int rank, bool in_turns) {
   const RankPlacement& where = placement.ranks[static_cast<std::size_t>(rank)];
   if (where.slot != 0) return nullptr;
   auto job = std::make_unique<JobMonitor>();
@@ -22,6 +22,10 @@ std::unique_ptr<JobMonitor> open_job_monitor(const Placement& placement, int ran
     }
   } else {
     return nullptr;
+  }
+  if (in_turns) {
+    job->note = kNoMonitorInTurns;
+    return job;
   }
   std::string problem;
   auto counters = open_gpu_counters(job->gpu_uuid, problem);
@@ -92,15 +96,6 @@ void GpuWatch::span_begins(double extend_from) {
   span_begin_ = now_seconds();
 }
 
-void GpuWatch::other_jobs_turn_begins() {
-  shared_ = true;
-  if (job_.monitor) job_.monitor->pause();
-}
-
-void GpuWatch::other_jobs_turn_ends() {
-  if (job_.monitor) job_.monitor->resume();
-}
-
 GpuTelemetry GpuWatch::span_ends() {
   GpuTelemetry t;
   t.gpu_index = job_.gpu_index;
@@ -108,12 +103,6 @@ GpuTelemetry GpuWatch::span_ends() {
   t.host = job_.host;
   if (!job_.monitor) {
     t.energy_reason = t.activity_reason = job_.note;
-    return t;
-  }
-  if (shared_) {
-    job_.monitor->pause();
-    t.energy_reason = t.activity_reason = kSharedSpan;
-    first_.reset();
     return t;
   }
   const double span_end = now_seconds();

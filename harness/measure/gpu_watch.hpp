@@ -29,8 +29,19 @@ struct JobMonitor {
 };
 
 // For the first rank of each GPU (slot 0): its GPU's monitor (paused), else nullptr. On the CPU device
-// only a test's fake names a GPU to watch (fake_gpu_for_cpu_device).
-std::unique_ptr<JobMonitor> open_job_monitor(const Placement& placement, int rank);
+// only a test's fake names a GPU to watch (fake_gpu_for_cpu_device). In mpsbench-sweep's turns
+// (`in_turns`) the job has no monitor, and says so with kNoMonitorInTurns.
+std::unique_ptr<JobMonitor> open_job_monitor(const Placement& placement, int rank, bool in_turns);
+
+// Why a job in turns has no GPU monitor. Its reads are back to back (about 4 ms an NVML call) during
+// every window of its own job, and on the H200 host of 2026-11-29 they doubled the variance of the
+// repetitions at one rank per GPU even from another vCPU (two sweeps of every kernel each way, in turns,
+// ranks bound to cores): the spread the turns are there to remove. A configuration's metered span in turns
+// also holds the other modes' repetitions, so its energy and GPM activity could not be had anyway.
+inline constexpr const char* kNoMonitorInTurns =
+    "no GPU monitor in mpsbench-sweep's turns (its NVML reads, back to back on another CPU, doubled the "
+    "spread between repetitions, and a span holds the other modes' work): clocks, energy and GPM activity "
+    "need mpsbench-sweep --turns off or mpsbench on its own";
 
 // What the samples of one repetition say (the old sampler's rules: an idle sample's clock says nothing
 // about the work's speed and is left out of the mean).
@@ -56,14 +67,6 @@ class GpuWatch {
   void span_begins(double extend_from);
   // Its end now: the second GPM sample, the energy estimate; the monitor pauses.
   GpuTelemetry span_ends();
-  // Other jobs' turns (runtime/turns.hpp) come between repetitions: the monitor sleeps through them, and the
-  // span's energy and GPM activity, which would count their work, are unavailable with `kSharedSpan`.
-  void other_jobs_turn_begins();
-  void other_jobs_turn_ends();
-
-  static constexpr const char* kSharedSpan =
-      "the metered span held other sharing modes' repetitions (mpsbench-sweep's turns): energy and GPM "
-      "activity need a span of one job alone (mpsbench-sweep --turns off, or mpsbench on its own)";
 
   static constexpr double kNearestBeforeS = 0.05;
   // GPM needs this much between its two samples (nvml.h: "greater than 100ms").
@@ -74,7 +77,6 @@ class GpuWatch {
   double span_begin_ = 0, extend_from_ = 0;
   std::unique_ptr<GpmSample> first_;
   std::string first_problem_;
-  bool shared_ = false;
 };
 
 }  // namespace mpsb

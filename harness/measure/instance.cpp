@@ -165,9 +165,8 @@ RankSamples run_instance(const InstanceRun& run) {
   do {
     if (team.reps.taken > 0 && team.turns != nullptr && team.turns->enabled()) {
       // In turns (runtime/turns.hpp) each repetition is one; the first is in the configuration's first turn.
-      if (watch) watch->other_jobs_turn_begins();
+      // A job in turns has no GPU monitor (kNoMonitorInTurns), so nothing of it runs in the others' turns.
       next_turn(team, instance, run.config_index - 1, team.reps.taken);
-      if (watch) watch->other_jobs_turn_ends();
     }
     workload.poison_outputs();
     workload.sync();

@@ -109,7 +109,14 @@ class Launcher(unittest.TestCase):
             self.assertEqual(l.job_command(["mb"], 8, 1, env),
                              ["/usr/bin/mpirun", "--oversubscribe", "-np", "8", "-x", "CUDA_MPS_PIPE_DIRECTORY",
                               "-x", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "mb"])
-            self.assertEqual(l.job_command(["mb"], 8, 2, {})[:5], ["/usr/bin/mpirun", "-np", "8", "--map-by", "ppr:4:node"])
+            self.assertEqual(l.job_command(["mb"], 8, 2, {}),
+                             ["/usr/bin/mpirun", "-np", "8", "--map-by", "ppr:4:node", "--bind-to",
+                              "core:overload-allowed", "mb"])
+            # mpsbench's ranks on cores of their own (rank r of every job on the same core), where the node
+            # has a CPU for each; a user's own program is left to its launcher's defaults.
+            self.assertEqual(l.job_command(["mb"], 4, 1, {}),
+                             ["/usr/bin/mpirun", "-np", "4", "--bind-to", "core:overload-allowed", "mb"])
+            self.assertNotIn("--bind-to", l.job_command(["app"], 4, 1, {}, user_env=True))
             self.assertEqual(l.node_command(["h"], 2),
                              ["/usr/bin/mpirun", "-np", "2", "--map-by", "ppr:1:node", "--stdin", "all", "-x",
                               "PYTHONPATH", "h"])

@@ -25,6 +25,14 @@ USER_ENV_VARS = ("PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "PYTHONPATH", "PYTHO
                  "MODULESHOME", "CUDA_HOME", "CUDA_PATH", "OMP_NUM_THREADS")
 MPS_VARS = ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
             "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT")
+# mpsbench's own jobs: rank r of every job on core r. Open MPI binds more than two ranks to the whole socket
+# by default, and at one rank per GPU that left each job's one timed process on whichever vCPU the scheduler
+# gave it, for the job's life: on a shared host's vCPUs, of unequal and changing speed, the modes' figures
+# then differed by which vCPU each process got, not by the mode (H200 host, 2026-11-29: A/A gains within 3 %
+# in 21 and 15 of 28 cells unbound, 22, 24, 28 and 25 bound; docs/measurement.md, Turns). overload-allowed:
+# a node with fewer cores than hardware threads still takes one rank per hardware thread. A user's own
+# program (--app) keeps the binding its --app-bind asks for.
+BIND_TO = "core:overload-allowed"
 PLACEHOLDERS = {"np", "np_per_node", "nodes"}
 SAMPLE = {"np": 16, "np_per_node": 8, "nodes": 2}  # what a template is filled with once, to check it
 
@@ -154,6 +162,8 @@ class Launcher:
         if self.open_mpi:
             if nodes > 1:
                 cmd += ["--map-by", f"ppr:{npn}:node"]
+            if not user_env and npn <= (os.cpu_count() or 1):
+                cmd += ["--bind-to", BIND_TO]
             for var in MPS_VARS + tuple(export):
                 if var in env:
                     cmd += ["-x", var]
