@@ -35,6 +35,10 @@ TEST(Options, OneRankRepetitionsAndTurns) {
   EXPECT_EQ(o.turns, "/tmp/t/0.sock");
   EXPECT_NE(error_of({"--one-rank-repetitions", "0"}).find("out of range"), std::string::npos);
   EXPECT_NE(error_of({"--turns", ""}).find("--turns: empty path"), std::string::npos);
+  // In turns there is no GPU monitor (measure/gpu_watch.hpp), so no clocks to drop a repetition by.
+  EXPECT_NE(error_of({"--turns", "/tmp/t/0.sock", "--discard-throttled"}).find("--discard-throttled: needs the GPU"),
+            std::string::npos);
+  EXPECT_NO_THROW(parse({"--turns", "/tmp/t/0.sock", "--discard-cpu-slowed"}));
 }
 
 TEST(Options, ParsesListsAndBothValueForms) {

@@ -159,7 +159,8 @@ std::vector<OptionSpec> build_table() {
        [](Options& o, const std::string& flag, const std::string& v) { o.timeout_s = parse_timeout(flag, v); }},
       {"--turns", "", "SOCKET", "",
        "take turns with the other jobs of an mpsbench-sweep round: one configuration at a time, asked for at the "
-       "sweep's Unix socket SOCKET, asleep while another job works (the sweep sets it; docs/measurement.md)",
+       "sweep's Unix socket SOCKET, asleep while another job works, without the GPU monitor (no clocks, energy or "
+       "GPM activity; the sweep sets it; docs/measurement.md)",
        [](Options& o, const std::string&, const std::string& v) {
          if (v.empty()) throw UsageError("--turns: empty path");
          o.turns = v;

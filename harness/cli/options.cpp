@@ -28,6 +28,10 @@ void cross_check(Options& opt, const std::set<std::string>& given) {
   if (given.count("--throttle-retries") && !m.discard_throttled) {
     throw UsageError("--throttle-retries: needs --discard-throttled (nothing is retaken without it)");
   }
+  if (!opt.turns.empty() && m.discard_throttled) {
+    throw UsageError("--discard-throttled: needs the GPU monitor's clocks, and a job in mpsbench-sweep's turns "
+                     "runs without it (mpsbench-sweep --turns off keeps it)");
+  }
   if (given.count("--cpu-retries") && !m.discard_cpu_slowed) {
     throw UsageError("--cpu-retries: needs --discard-cpu-slowed (nothing is retaken without it)");
   }

@@ -37,6 +37,13 @@ class Preflight(SweepTestCase):
     def test_passthrough_output_is_refused(self):
         self.check(self.fake_args("--", "--output=x.json"), "--output after --")
 
+    def test_discard_throttled_needs_turns_off(self):
+        # A job in turns has no GPU monitor (harness/measure/gpu_watch.hpp): nothing to judge throttling by.
+        self.check(self.fake_args("--", "--discard-throttled", turns=None), "--discard-throttled after --: a job in "
+                   "turns runs without the GPU monitor")
+        r = self.sweep(self.fake_args("--", "--discard-throttled", modes="timeslice", ranks="1"))  # --turns off
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_cpu_device_allows_only_streams(self):
         self.check(self.fake_args("--", "--device", "cpu"), "only --modes streams runs on the CPU device")
 

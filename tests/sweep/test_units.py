@@ -52,7 +52,9 @@ class Plan(unittest.TestCase):
     def test_passthrough(self):
         self.assertEqual(passthrough.passthrough_options(["--kernel", "matmul", "--device=cpu", "--gpus", "0,1"]),
                          {"device": "cpu", "gpus": "0,1"})
-        for owned in (["--mode", "mps"], ["--ranks-per-gpu=2"], ["--output", "x"]):
+        self.assertEqual(passthrough.passthrough_options(["--discard-throttled", "--kernel", "nbody"]),
+                         {"discard-throttled": True})
+        for owned in (["--mode", "mps"], ["--ranks-per-gpu=2"], ["--output", "x"], ["--turns", "/tmp/s"]):
             with self.assertRaisesRegex(inputs.InputError, "the sweep sets it"):
                 passthrough.passthrough_options(owned)
 

@@ -216,6 +216,9 @@ def settings_from(argv, parser):
                          rounds=rounds)
         if args.turns == "on":
             jobs = with_turns(jobs)
+            if "discard-throttled" in passthrough and any(j.turn_group is not None for j in jobs):
+                raise InputError("--discard-throttled after --: a job in turns runs without the GPU monitor whose "
+                                 "clocks it needs (add --turns off)")
         mpsbench = args.mpsbench or default_program("mpsbench")
     control = executable(args.mps_control)
     preflight(modes=modes, ranks=ranks, jobs=jobs, device=device, gpus=node_gpus,

@@ -2,10 +2,11 @@
 
 The sweep sets --mode, --ranks-per-gpu and --output for every job, after everything given here, so that
 no option here nor a preset expanded in its place overrides them (mpsbench: a later flag wins);
---resume would continue another file's run inside a job's part. Of the rest it reads --device, --gpus
-and --mix, checked as mpsbench checks them (options.cpp), so that the plan the sweep makes from them is
-the plan mpsbench runs: --device is auto, gpu or cpu; --gpus holds CUDA device indices (0-1023) or
-GPU-/MIG- UUIDs, none twice.
+--turns is the sweep's own (its socket per job); --resume would continue another file's run inside a
+job's part. Of the rest it reads --device, --gpus and --mix, checked as mpsbench checks them (options.cpp),
+so that the plan the sweep makes from them is the plan mpsbench runs: --device is auto, gpu or cpu; --gpus
+holds CUDA device indices (0-1023) or GPU-/MIG- UUIDs, none twice; and whether --discard-throttled is given,
+which a job in turns refuses (it has no GPU monitor).
 """
 import re
 
@@ -13,8 +14,9 @@ from .inputs import InputError, integer, items
 from .text import quoted
 
 OWNED = {"--mode": "--modes", "--ranks-per-gpu": "--ranks-per-gpu before --", "--output": "--output before --",
-         "--resume": "a new sweep; the sweep writes each job's results itself"}
+         "--resume": "a new sweep; the sweep writes each job's results itself", "--turns": "--turns on|off before --"}
 READ = ("--device", "--gpus", "--mix")
+READ_FLAGS = ("--discard-throttled",)  # options without a value: seen as True
 DEVICES = ("auto", "gpu", "cpu")
 _UUID = re.compile(r"(GPU|MIG)-[0-9A-Fa-f-]+", re.ASCII)
 
@@ -34,6 +36,8 @@ def passthrough_options(args):
                 i += 1
                 value = args[i]
             seen[flag[2:]] = value
+        elif flag in READ_FLAGS:
+            seen[flag[2:]] = True
         i += 1
     if "device" in seen and seen["device"] not in DEVICES:
         raise InputError(f"--device after --: unknown device {quoted(seen['device'])} (choose auto, gpu or cpu)")
