@@ -107,6 +107,12 @@ class RealMpsbenchTakesTurns(SweepTestCase):
                 "--output", output, "--turns", turns]
 
     def test_two_jobs_take_turns_of_each_repetition(self):
+        # A scripted NVML that watches the CPU device as a GPU: outside turns each job would have its monitor.
+        nvml = os.path.join(self.tmp, "nvml.json")
+        with open(nvml, "w") as f:
+            json.dump({"gpus": [{"uuid": "GPU-fake-0", "power_w": 250, "tick_s": 0.05, "call_s": 0.002}],
+                       "cpu_device_as": "GPU-fake-0"}, f)
+        self.env["MPSBENCH_FAKE_NVML"] = nvml
         hub = TurnHub([0, 1])
         outputs = {n: os.path.join(self.tmp, f"job{n}.json") for n in (0, 1)}
         procs, outs, threads = {}, {}, []
@@ -144,6 +150,9 @@ class RealMpsbenchTakesTurns(SweepTestCase):
             self.assertTrue(doc["complete"])
             # --one-rank-repetitions: 3 at one rank per GPU (configuration 0), --repetitions (2) at two
             self.assertEqual([(r["ranks_per_gpu"], r["repetitions"]) for r in doc["results"]], [(1, 3), (2, 2)])
+            for r in doc["results"]:  # no GPU monitor in turns (its reads disturbed the windows), and why
+                self.assertFalse(r["energy"]["available"])
+                self.assertIn("no GPU monitor in mpsbench-sweep's turns", r["energy"]["reason"])
         log = hub.order.log
         self.assertEqual(hub.problems, {})
         self.assertEqual(sorted(log[:2]), [(0, (-1, 0)), (1, (-1, 0))], log)
