@@ -6,6 +6,8 @@ test's temporary directory, so "nothing left behind" is checked exactly: no live
 process carries the tag and no mpsb-* directory is left. tearDown kills tagged
 processes whatever happened, so a failing test cannot leave daemons around.
 """
+import contextlib
+import io
 import json
 import os
 import shlex
@@ -17,6 +19,7 @@ import tempfile
 import time
 import unittest
 import uuid
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -29,6 +32,8 @@ SCHEMA = os.path.join(REPO, "schema", "mpsbench-results.schema.json")
 PACKAGE_PATH = [os.path.join(REPO, "harness", "sweep"), os.path.join(REPO, "core")]
 sys.path[:0] = [HERE] + [p for p in PACKAGE_PATH if p not in sys.path]
 import schema_check  # noqa: E402
+from mpsbench_sweep import cli  # noqa: E402
+from mpsbench_sweep.lifetime import stop_signals  # noqa: E402
 
 
 def tagged_pids(tag):
@@ -166,8 +171,32 @@ class OneLine:
         r = self.sweep(args, **env)
         self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
         self.assertNotIn("Traceback", r.stderr)
-        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
-        self.assertNotIn("\x1b", r.stderr)
-        for words in expected:
-            self.assertIn(words, r.stderr)
+        self._one_line(r.stderr, expected)
         return r
+
+    def refused_here(self, args, *expected, **env):
+        """refused, in this process: the sweep's own main() with the test's environment and directory, for an
+        input refused while the sweep reads its arguments. A process start costs about 0.4 s, and a test of
+        every option with every kind of bad digit needs 50 of them. Only the stop signals' handlers are left
+        as they are (main() installs them for the process it runs in); an exception fails the test."""
+        out, err = io.StringIO(), io.StringIO()
+        cwd = os.getcwd()
+        os.chdir(self.tmp)
+        try:
+            with mock.patch.dict(os.environ, dict(self.env, **env), clear=True), \
+                    mock.patch.object(stop_signals, "install", lambda *a, **k: (lambda: None)), \
+                    contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    code = cli.main(list(args))
+                except SystemExit as e:  # argparse's refusals
+                    code = e.code
+        finally:
+            os.chdir(cwd)
+        self.assertEqual(code, 2, (args, out.getvalue(), err.getvalue()))
+        self._one_line(err.getvalue(), expected)
+
+    def _one_line(self, stderr, expected):
+        self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
+        self.assertNotIn("\x1b", stderr)
+        for words in expected:
+            self.assertIn(words, stderr)

@@ -33,17 +33,18 @@ class AsciiDecimalOnly(OneLine, SweepTestCase):
                          [a for a in self.fake_args(modes="timeslice,mps") if a not in ("--ranks-per-gpu", "1,2,4")]
                          + ["--", "--mix", f"matmul:1,inference:{digit}"]):
                 with self.subTest(args=args[-3:], digit=digit):
-                    self.refused(args)
+                    self.refused_here(args)
+        self.refused(self.fake_args(ranks=f"1,{UNICODE_DIGITS[0]}"), "--ranks-per-gpu")  # and as its own process
 
     def test_slurm_nnodes(self):
         for digit in UNICODE_DIGITS:
             with self.subTest(digit=digit):
-                self.refused(self.fake_args(), "SLURM_NNODES", SLURM_JOB_ID="1", SLURM_NNODES=digit)
+                self.refused_here(self.fake_args(), "SLURM_NNODES", SLURM_JOB_ID="1", SLURM_NNODES=digit)
 
     def test_numbers_that_are_not_finite_or_plain(self):
         for value in ("nan", "inf", "1e400", "-1", "+3", "1_0", " 3", "0x10"):
             with self.subTest(value=value):
-                self.refused(self.fake_args("--timeout", value))
+                self.refused_here(self.fake_args("--timeout", value))
 
     def test_a_memory_limit_with_a_kelvin_sign(self):
         self.refused(self.fake_args("--mem-limits", "2\u212a", modes="mps-mem"), "--mem-limits")
