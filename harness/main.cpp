@@ -254,7 +254,7 @@ int run(int argc, char** argv, double process_start) {
   const double offset = clock_offset_to_root(ctx, all_hosts);
   job.clock_offset_s = phase.lap();
   // Kept for the whole job: each rank's workloads between configurations, and on the first rank of each
-  // GPU that GPU's monitor (clocks, energy, GPM in the background).
+  // GPU that GPU's monitor (clocks, energy, GPM in the background; none in the sweep's turns, gpu_watch.hpp).
   JobState state;
   state.monitor = open_job_monitor(placement, ctx.rank, turns.enabled());
   state.turns = &turns;
