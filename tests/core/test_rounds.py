@@ -32,15 +32,21 @@ class Configurations(unittest.TestCase):
 
 
 class AAChecks(unittest.TestCase):
-    def cell(self, size, gains, kernel_name="matmul"):
-        return (rounds_of("timeslice", size, 1, [10.0] * len(gains), kernel=kernel_name, noise=0.002)
-                + rounds_of("mps", size, 1, [10.0 * g for g in gains], kernel=kernel_name, noise=0.002))
+    def cell(self, size, gains, kernel_name="matmul", streams=None):
+        """Timeslice at 10 per round and mps at 10 x gains; streams at 10 x `streams` where given."""
+        rs = (rounds_of("timeslice", size, 1, [10.0] * len(gains), kernel=kernel_name, noise=0.002)
+              + rounds_of("mps", size, 1, [10.0 * g for g in gains], kernel=kernel_name, noise=0.002))
+        if streams is not None:
+            rs += rounds_of("streams", size, 1, [10.0 * g for g in streams], kernel=kernel_name, noise=0.002)
+        return rs
 
     def test_gains_near_one_pass(self):
         rs = self.cell(512, [1.01, 0.99]) + self.cell(1024, [1.0, 1.005]) + self.cell(2048, [0.995, 1.0])
         aa = aa_check(rs + rounds_of("mps", 512, 2, [20.0, 20.0]))  # k=2 is no A/A cell
         self.assertEqual((len(aa.cells), aa.near, len(aa.far), len(aa.excluding), aa.flagged), (3, 3, 0, 0, False))
         self.assertIn("3 of 3 gains within 3% of 1.0, beyond 10%: none; 0 of 3 intervals exclude 1.0", aa.line)
+        self.assertIsNone(aa.plain)  # no streams at k=1: no plain A/A
+        self.assertNotIn("plain A/A", aa.line)
 
     def test_gains_far_from_one_in_agreeing_rounds_flag_the_run(self):
         rs = (self.cell(512, [0.6, 0.61]) + self.cell(1024, [1.3, 1.31]) + self.cell(2048, [1.0, 1.0])
@@ -51,6 +57,31 @@ class AAChecks(unittest.TestCase):
         self.assertTrue(aa.flagged)
         self.assertIn("FLAGGED", aa.line)
         self.assertAlmostEqual(aa.far[0].interval.point, math.sqrt(0.6 * 0.61))
+
+    def test_a_plain_aa_within_the_noise_puts_the_misses_on_mps(self):
+        # MPS 5 % slower at two small cells in both rounds; streams, the same plain process as timeslice, is not
+        rs = (self.cell(512, [0.95, 0.951], streams=[1.0, 1.001]) + self.cell(1024, [0.95, 0.952], streams=[1.001, 1.0])
+              + self.cell(2048, [1.0, 1.0], streams=[1.0, 1.0]))
+        aa = aa_check(rs)
+        self.assertEqual((len(aa.excluding), aa.flagged), (2, True))
+        self.assertEqual((aa.plain.mode, len(aa.plain.cells), aa.plain.near, len(aa.plain.excluding)),
+                         ("streams", 3, 3, 0))
+        self.assertIn("; plain A/A (streams against timeslice: the same plain process, no MPS): 3 of 3 gains within "
+                      "3% of 1.0", aa.line)
+        self.assertTrue(aa.line.endswith("FLAGGED: MPS costs a single process this much at those cells, not noise: "
+                                         "the plain A/A is within the noise"), aa.line)
+
+    def test_a_plain_aa_that_misses_too_says_the_machine_was_noisy(self):
+        rs = (self.cell(512, [0.95, 0.951], streams=[1.06, 1.061]) + self.cell(1024, [0.95, 0.952], streams=[0.9, 0.9])
+              + self.cell(2048, [1.0, 1.0], streams=[1.0, 1.0]))
+        aa = aa_check(rs)
+        self.assertTrue(aa.plain.flagged)
+        self.assertIn("FLAGGED: the machine was too noisy to trust small gains in this run: the plain A/A", aa.line)
+        # flagged by the plain A/A alone: MPS's own row is within the noise, the machine is still not to be trusted
+        calm = aa_check(self.cell(512, [1.0, 1.0], streams=[1.06, 1.061])
+                        + self.cell(1024, [1.0, 1.0], streams=[0.9, 0.9]))
+        self.assertEqual((calm.flagged, calm.plain.flagged), (False, True))
+        self.assertIn("FLAGGED: the machine was too noisy", calm.line)
 
     def test_no_cell_no_line(self):
         self.assertEqual(aa_check(rounds_of("mps", 64, 2, [1.0])).line, "")
