@@ -16,6 +16,7 @@ import pytest
 import builder
 from mpsbench_analysis import load_results
 from mpsbench_analysis.cli import main
+from mpsbench_analysis.agree import percent_text
 
 T = 1e12
 BASE = {(256, 1, "timeslice"): 1.0, (256, 1, "mps"): 1.0, (256, 4, "timeslice"): 2.0, (256, 4, "mps"): 4.0,
@@ -91,6 +92,12 @@ def test_a_noisy_configuration_does_not_fail_the_gate(tmp_path: Path, capsys) ->
     assert "NOISY" in capsys.readouterr().out
 
 
+def test_the_share_is_never_rounded_up_to_the_one_it_misses() -> None:
+    # 402 of 448 is 89.73 %: under the 90 % agree needs, so it must not print as 90 %
+    assert [percent_text(*x) for x in ((402, 448), (8999, 10000), (9, 10), (12, 12), (0, 0))] == [
+        "89.7%", "89.9%", "90.0%", "100.0%", "0.0%"]
+
+
 def test_runs_that_agree(tmp_path: Path, capsys) -> None:
     # three machines of different speed, the same spread between rounds: every gain the same in each
     everything = {(r, size, mode): 1.0 for r in range(2) for size in (256, 4096) for mode in ("timeslice", "mps")}
@@ -98,7 +105,7 @@ def test_runs_that_agree(tmp_path: Path, capsys) -> None:
              for n, f in (("a", 1.0), ("b", 1.04), ("c", 0.97))]
     assert main(["agree", *paths]) == 0
     out = capsys.readouterr().out
-    assert "gains: 12 of 12 (100%) inside every other run's 95% interval" in out
+    assert "gains: 12 of 12 (100.0%) inside every other run's 95% interval" in out
     assert "verdicts: 0 of 2 points" in out and out.rstrip().endswith("agree: yes (3 runs)")
     assert out.count("A/A (1 rank per GPU") == 3
 

@@ -18,6 +18,15 @@ from .verdicts import threshold_for
 LISTED = 20
 
 
+def percent_text(part: int, whole: int) -> str:
+    """part / whole as a percentage to 0.1, rounded down: a share just under AGREE_SHARE (402 of 448, 89.7 %)
+    never prints as the share it misses ("90%"), so the line and the agree: verdict cannot tell two stories."""
+    if whole <= 0:
+        return "0.0%"
+    tenths = (1000 * part) // whole  # exact integer arithmetic: no float lands a hair above the floor
+    return f"{tenths // 10}.{tenths % 10}%"
+
+
 def agree(paths: list[str], threshold: float | None = None) -> tuple[Agreement, list[str]]:
     """The agreement of the files (one run each) and its lines."""
     if len(paths) < 2:
@@ -34,9 +43,8 @@ def agree(paths: list[str], threshold: float | None = None) -> tuple[Agreement, 
 def lines(a: Agreement, paths: list[str]) -> list[str]:
     out = [f"run {i + 1}: {p}" for i, p in enumerate(paths)]
     inside, compared = a.inside
-    share = inside / compared if compared else 0.0
-    out.append(f"gains: {inside} of {compared} ({share:.0%}) inside every other run's 95% interval "
-               f"(at least {AGREE_SHARE:.0%} needed)")
+    out.append(f"gains: {inside} of {compared} ({percent_text(inside, compared)}) inside every other run's 95% "
+               f"interval (at least {AGREE_SHARE:.0%} needed)")
     for cell, i in a.outside()[:LISTED]:
         mine = cell.intervals[i]
         others = ", ".join(f"run {j + 1} {x.point:.2f}x [{x.text}]" for j, x in enumerate(cell.intervals)
