@@ -12,7 +12,7 @@ Where streams ran at k = 1 too, the row also holds the **plain A/A**: streams ag
 ordinary process (one thread, no MPS) either way, so it measures the machine's and the harness's own noise
 alone. It tells the two causes of a flagged row apart: a plain A/A that misses as often says the machine was
 too noisy; a plain A/A within the noise beside mps intervals that exclude 1.0 says MPS itself costs a single
-process that much at those cells (small kernels: an MPS client ran a 512 fp32 GEMM 4.5 % and nbody fp32 4096
+process that much at those cells (small kernels: an MPS client ran a 512 fp32 GEMM 4-5 % and nbody fp32 4096
 3-5 % slower on an H200, in CUDA graphs with no host in the loop, results/h200-2026-11-29/development.txt).
 """
 
