@@ -1,5 +1,5 @@
 """Runs the plan: its jobs in plan order (round after round), one by one or a turn group's at once
-(jobs/turn_group.py, turns.py), the MPS daemon each stretch of MPS jobs needs, the merged file after each
+(jobs/protocol.py, turns.py), the MPS daemon each stretch of MPS jobs needs, the merged file after each
 job (or group).
 
 A daemon is started before a stretch of consecutive jobs of one MPS mode in one round (or a turn group
@@ -31,7 +31,6 @@ from .daemon.lifecycle import DaemonLifecycle
 from .jobs.mpsbench_job import MpsbenchRun
 from .jobs.outcome import EXIT_FAILED, EXIT_OK, EXIT_VERIFY, Interrupted, Stop
 from .jobs.protocol import drive, job_record
-from .jobs.turn_group import drive_group
 from .jobs.ramp import RampState, RampStepRun, table as ramp_table
 from .plan import Plan
 from .signals import SignalGuard
@@ -50,7 +49,7 @@ class Runner:
         self.daemons = DaemonLifecycle(settings.daemon, settings.launcher, settings.nodes, settings.workdir,
                                        self.signals)
         self.ramp = RampState(settings.ramp) if settings.ramp is not None else None
-        self.current = None        # the JobRun in progress, or a group's list of them: what the cleanup ends
+        self.current = None        # the JobRuns in progress (one, or a turn group's): what the cleanup ends
         self.app_baselines = {}    # (mode, binding, round) -> one copy per GPU's figure: an app's speedup baseline
         self.last_doc = None
         self.write_error = None
@@ -119,11 +118,9 @@ class Runner:
                 self._replan(daemon)
                 group = self._group(i)
             total = len(self.plan.jobs)
-            if len(group) == 1:
-                drive(self._job_run(group[0], daemon), total, self.signals, self._set_current, self._merge)
-            else:  # a round's modes at once, taking turns (turns.py): the daemon serves its MPS mode alone
-                runs = [self._job_run(j, daemon if j.mode in registry.MPS_MODES else None) for j in group]
-                drive_group(runs, total, self.signals, self._set_current, self._merge)
+            # one job, or a round's modes at once taking turns (turns.py): the daemon serves its MPS mode alone
+            runs = [self._job_run(j, daemon if j.mode in registry.MPS_MODES else None) for j in group]
+            drive(runs, total, self.signals, self._set_current, self._merge)
             i += len(group)
         if daemon is not None:
             self._stop_daemon(daemon["mode"])
@@ -162,13 +159,13 @@ class Runner:
             return RampStepRun(job, record, self.s, daemon, self.ramp, self._merge)
         return MpsbenchRun(job, record, self.s, daemon)
 
-    def _set_current(self, run):
-        self.current = run
+    def _set_current(self, runs):
+        self.current = runs
 
     def _cleanup(self):
         current, self.current = self.current, None
-        runs = current if isinstance(current, list) else [current] if current is not None else []
-        for run in runs:  # a group's jobs (turn_group.py) or the one job
+        runs = current or []
+        for run in runs:  # the one job, or a turn group's
             run.end()
             run.close()
         codes = {id(run.record): run.proc.returncode if run.proc is not None else None for run in runs}

@@ -105,7 +105,7 @@ class MpsbenchRun(JobRun):
         self.timed_out = False
         self.tail = []
         self.doc = None
-        self.turns = None  # the socket of its turns, when it runs in a group (jobs/turn_group.py)
+        self.turns = None  # the socket of its turns, when it runs in a group (jobs/protocol.py)
         self.group_size = 1
 
     def command(self):

@@ -3,20 +3,26 @@
 A job (an mpsbench job, a step of the client ramp, a configuration of a farmed application) is a
 JobRun: it says its command, launches its processes, waits for them (or --timeout), ends whatever of
 it still runs, collects its outcome into its record, and judges whether the sweep goes on. drive()
-is the sequence, the same for every kind: each process is recorded the moment it starts (signals are
-held meanwhile, so nothing the sweep starts escapes its cleanup); on every path, the job is ended and
-its record finished (wall time, the MPS server's memory) before the merged file is rewritten;
-judging comes last, once the outcome is safe on disk.
+is the sequence, the same for every kind and for one job alone as for a turn group (one round's modes at
+once, taking turns of one repetition: turns.py): each process is recorded the moment it starts (signals
+are held meanwhile, so nothing the sweep starts escapes its cleanup); on every path, every job is ended
+and its record finished (wall time, turns, the MPS server's memory) before the merged file is rewritten;
+judging comes last, once the outcome is safe on disk. In a group a job that ends is taken out of the
+turns at once, so the others go on without it, and a job that failed does not cut the others short:
+what they measure is kept, then the first failure stops the sweep as it would have alone.
 """
 import os
+import queue
 import shlex
+import threading
 import time
 
 from ..nvsmi import ServerMemoryPoller
 from ..plan import mem_limit_bytes, mem_limit_env
 from ..text import say
+from ..turns import TurnHub
 from .environment import JobEnvironment
-from .outcome import Interrupted
+from .outcome import Interrupted, Stop
 
 
 class JobRun:
@@ -63,40 +69,93 @@ class JobRun:
             self.environment.close()
 
 
-def drive(run, total, signals, on_current, on_finished):
-    """Runs one JobRun: on_current(run or None) tells the runner what to end on an interrupt; on_finished()
-    rewrites the merged file after the record is complete."""
-    record = run.record
-    poller = None
+def drive(runs, total, signals, on_current, on_finished):
+    """Runs one JobRun alone, or a turn group's (MpsbenchRun) together: on_current(runs or None) tells the
+    runner what to end on an interrupt; on_finished() rewrites the merged file after the records are
+    complete."""
+    grouped = len(runs) > 1
+    hub = poller = None
     interrupted = False
+    walls = {}  # job index -> seconds from the launch until it ended
     with signals.deferred():
-        on_current(run)  # from here on the runner's cleanup ends and closes it
-        run.prepare()
-        record["command"] = shlex.join(run.command())
-        say(f"[{run.job.index + 1}/{total}] {run.label}: {record['command']}")
+        on_current(runs)  # from here on the runner's cleanup ends and closes them
+        if grouped:
+            hub = TurnHub([run.job.index for run in runs])
+        for run in runs:
+            if grouped:
+                run.turns, run.group_size = hub.path(run.job.index), len(runs)
+            run.prepare()
+            run.record["command"] = shlex.join(run.command())
+            say(f"[{run.job.index + 1}/{total}] {run.label}{', taking turns' if grouped else ''}: "
+                f"{run.record['command']}")
         started = time.monotonic()
-        run.launch()
-        record["status"] = "running"
+        for run in runs:
+            run.launch()
+            run.record["status"] = "running"
     try:
-        poller = ServerMemoryPoller().start() if run.daemon is not None else None
-        run.wait()
+        if any(run.daemon is not None for run in runs):
+            poller = ServerMemoryPoller().start()
+        for run in _as_they_end(runs):
+            walls[run.job.index] = time.monotonic() - started
+            if hub is not None:
+                hub.end(run.job.index)
     except Interrupted:
         interrupted = True
-        record["status"] = "interrupted"
+        for run in runs:
+            if run.job.index not in walls:
+                run.record["status"] = "interrupted"
         raise
     finally:
         with signals.deferred():
-            run.end()
+            for run in runs:
+                run.end()
             on_current(None)
-            record["wall_s"] = round(time.monotonic() - started, 3)
-            if run.daemon is not None:
-                record["daemon"] = daemon_record(run.daemon, poller.stop() if poller else None)
-            run.collect(interrupted)
-            run.close()
+            turns = hub.close() if hub is not None else None
+            server_memory = poller.stop() if poller else None
+            for run in runs:
+                record = run.record
+                record["wall_s"] = round(walls.get(run.job.index, time.monotonic() - started), 3)
+                if turns is not None:
+                    record["turns"] = dict(turns[run.job.index], problem=hub.problems.get(run.job.index))
+                if run.daemon is not None:
+                    record["daemon"] = daemon_record(run.daemon, server_memory)
+                run.collect(interrupted)
+                run.close()
             on_finished()
-    run.judge()
-    say(f"{run.label}: {record['status']} in {record['wall_s']:.0f} s"
-        + (f": {record['error']}" if record.get("error") and record["status"] != "ok" else ""))
+    stop = None
+    for run in runs:
+        try:
+            run.judge()
+        except Stop as e:
+            stop = stop or e
+        record = run.record
+        waited = (f" (waited {record['turns']['waited_s']:.0f} s for {record['turns']['turns']} turns)"
+                  if "turns" in record else "")
+        say(f"{run.label}: {record['status']} in {record['wall_s']:.0f} s{waited}"
+            + (f": {record['error']}" if record.get("error") and record["status"] != "ok" else ""))
+    if stop is not None:
+        raise stop
+
+
+def _as_they_end(runs):
+    """Each run as it ends: one job waited for here (its wait may raise Stop, which ends the sweep before it is
+    judged), a group's each on a thread of its own (their deadlines are their own)."""
+    if len(runs) == 1:
+        runs[0].wait()
+        yield runs[0]
+        return
+    ended = queue.Queue()
+    for run in runs:
+        threading.Thread(target=_waiter, args=(run, ended), daemon=True).start()
+    for _ in runs:
+        yield ended.get()
+
+
+def _waiter(run, ended):
+    try:
+        run.wait()
+    finally:
+        ended.put(run)
 
 
 def daemon_record(daemon, server_memory_bytes):
