@@ -22,7 +22,6 @@ import os
 import signal
 from contextlib import contextmanager
 
-from .jobs.outcome import Interrupted
 from .lifetime import stop_signals
 
 
@@ -43,16 +42,18 @@ def _ignore_stop_signals():
         signal.signal(sig, signal.SIG_IGN)
 
 
-class SignalGuard:
+class SignalGuard(stop_signals.StopOnce):
+    """StopOnce (raise once; nothing while `cleaning`; a dropped raise is raised again) with the sweep's
+    phases: held while deferred(), noted while cleaning, told after the status is on record."""
+
     def __init__(self):
+        super().__init__()  # `cleaning` is set by the runner as a plain attribute: that calls nothing, so no
+                            # handler runs between the last job's end and the cleanup's start
         self.signal = None     # the first signal received before the status was on record
-        self.cleaning = False  # set by the runner as a plain attribute: that calls nothing, so no handler runs
-                               # between the last job's end and the cleanup's start
         self.final = None      # the exit status on record, once settle() wrote it
-        self._raised = False
         self._defer = 0
 
-    def _on_signal(self, signum, frame):
+    def __call__(self, signum, frame):
         name = signal.Signals(signum).name
         if self.final is not None:
             note(f"{name} received after the results were written: exiting with status {self.final}, as "
@@ -64,16 +65,11 @@ class SignalGuard:
             note(f"{name} received: finishing the cleanup first, then exiting with status {128 + self.signal}")
             return
         if self._defer == 0:
-            self._raised = True
-            raise Interrupted(signum)
-
-    def _dropped(self, signum):
-        """Python dropped the Interrupted raised for signum: it is raised again, so not raised yet."""
-        self._raised = False
+            self.raise_now(signum)
 
     @contextmanager
     def installed(self):
-        restore = stop_signals.install(self._on_signal, self._dropped)
+        restore = self.install()
         try:
             yield self
         finally:
@@ -91,8 +87,7 @@ class SignalGuard:
         finally:
             self._defer -= 1
         if self._defer == 0 and self.signal is not None and not (self._raised or self.cleaning):
-            self._raised = True
-            raise Interrupted(self.signal)
+            self.raise_now(self.signal)
 
     def status(self, code):
         """The exit status: 128 + the first signal received, else code."""

@@ -27,15 +27,19 @@ class StopOnce:
     signal raises Interrupted; a later one, or any once `cleaning` is set, changes nothing. When the sweep
     dies its helpers see the end of their input and PR_SET_PDEATHSIG's SIGTERM almost together: a raise in
     the cleanup cut it short (CI, 2026-11-28: a guardian left its MPS daemon running). Set `cleaning = True`
-    as the cleanup's first statement: a plain store calls nothing, so no handler runs before it takes effect."""
+    as the cleanup's first statement: a plain store calls nothing, so no handler runs before it takes effect.
+    The sweep's own handler (signals.SignalGuard) is this one with its phases added."""
 
     def __init__(self):
         self.cleaning = False
-        self._raised = False
+        self._raised = False  # an Interrupted is on its way (reset when Python dropped it: it is raised again)
 
     def __call__(self, signum, frame):
         if self.cleaning or self._raised:
             return
+        self.raise_now(signum)
+
+    def raise_now(self, signum):
         self._raised = True
         raise Interrupted(signum)
 
