@@ -113,6 +113,18 @@ def test_duplicate_configuration_names_both_files(tmp_path: Path) -> None:
     assert str(a) in str(err.value)
 
 
+def test_a_duplicate_of_two_rounds_names_the_second_file_not_the_next_round(tmp_path: Path) -> None:
+    # two runs of a sweep, each with rounds 0 and 1 of one configuration: round 0 of b repeats round 0 of a
+    # (the error once named a's own round 1, results[1], as the duplicate)
+    run = builder.document([builder.result([1e12], round=0), builder.result([1e12], round=1)])
+    a = builder.write(tmp_path / "a.json", run)
+    b = builder.write(tmp_path / "b.json", run)
+    with pytest.raises(AnalysisError) as err:
+        load_results([a, b])
+    assert str(err.value).startswith(f"{b}: field results[0]: duplicate result")
+    assert str(err.value).endswith(f"already in {a} results[0]")
+
+
 def test_failed_result_has_no_throughput(tmp_path: Path) -> None:
     path = builder.write(tmp_path / "f.json", builder.document(
         [builder.result([1e12, 1e12], status="failed", verified=True)]))

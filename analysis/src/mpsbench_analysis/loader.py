@@ -86,8 +86,10 @@ def _check_duplicates(results: pd.DataFrame) -> None:
     if dup.empty:
         return
     first = dup.iloc[0]
-    # tuples, not a column-wise ==, so that two null sizes (applications) count as equal
-    same = dup[[tuple(k) == tuple(first[KEY]) for k in dup[KEY].itertuples(index=False)]]
+    # tuples, not a column-wise ==, so that two null sizes (applications) count as equal; the round too, or
+    # the same configuration's next round in the first file would be named as the duplicate
+    same_as = KEY + ["round"]
+    same = dup[[tuple(k) == tuple(first[same_as]) for k in dup[same_as].itertuples(index=False)]]
     later = same.iloc[1]
     what = ", ".join(f"{k}={first[k]}" for k in KEY + ["round"] if k not in ("params", "precision", "round") or first[k])
     raise AnalysisError(
