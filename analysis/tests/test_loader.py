@@ -122,7 +122,8 @@ def test_a_duplicate_of_two_rounds_names_the_second_file_not_the_next_round(tmp_
     with pytest.raises(AnalysisError) as err:
         load_results([a, b])
     assert str(err.value).startswith(f"{b}: field results[0]: duplicate result")
-    assert str(err.value).endswith(f"already in {a} results[0]")
+    assert str(err.value).endswith(f"already in {a} results[0]; several runs of one suite are compared with "
+                                   "mpsbench-analyze agree")
 
 
 def test_failed_result_has_no_throughput(tmp_path: Path) -> None:

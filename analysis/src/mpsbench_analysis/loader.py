@@ -92,8 +92,10 @@ def _check_duplicates(results: pd.DataFrame) -> None:
     same = dup[[tuple(k) == tuple(first[same_as]) for k in dup[same_as].itertuples(index=False)]]
     later = same.iloc[1]
     what = ", ".join(f"{k}={first[k]}" for k in KEY + ["round"] if k not in ("params", "precision", "round") or first[k])
+    hint = ("; several runs of one suite are compared with mpsbench-analyze agree"
+            if later["file"] != first["file"] else "")
     raise AnalysisError(
-        f"duplicate result ({what}); already in {first['file']} results[{first['index']}]",
+        f"duplicate result ({what}); already in {first['file']} results[{first['index']}]{hint}",
         later["file"], f"results[{later['index']}]")
 
 
