@@ -108,6 +108,7 @@ def test_runs_that_agree(tmp_path: Path, capsys) -> None:
     assert "gains: 12 of 12 (100.0%) inside every other run's 95% interval" in out
     assert "verdicts: 0 of 2 points" in out and out.rstrip().endswith("agree: yes (3 runs)")
     assert out.count("A/A (1 rank per GPU") == 3
+    assert "joint verdict of the 3 runs" in out and "\n  verdict: matmul fp32: MPS pays off at 256" in out
 
 
 def test_runs_that_disagree_say_where(tmp_path: Path, capsys) -> None:
@@ -118,6 +119,10 @@ def test_runs_that_disagree_say_where(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert "contradicted: matmul fp32 at 256: run 1 pays off, run 2 does not" in out
     assert "outside: matmul fp32 256 k=4" in out and out.rstrip().endswith("agree: NO (2 runs)")
+    # the joint verdict, each run one round: the spread between the runs makes both sizes "cannot tell"
+    assert ("joint verdict of the 2 runs (each run one round, its figure its own: every interval is made of the "
+            "spread between the runs):\n  verdict: matmul fp32: the data cannot tell whether MPS pays off at 256 "
+            "(0.58x-3.47x) and 4096") in out
 
 
 def test_agree_needs_two_files(tmp_path: Path, capsys) -> None:

@@ -8,7 +8,12 @@ definition (verdict.py, rounds.gain_intervals), then held against each other:
 * per verdict subject and point (a kernel's size, an application's copies per GPU): each run's class (pays
   off, does not, cannot tell); runs **contradict** each other where one says "pays off" and another "does
   not" ("cannot tell" contradicts nothing);
-* each run's A/A row (aa_check.py).
+* each run's A/A row (aa_check.py);
+* the **joint verdict**: the runs as the rounds of one data set, each run one round whose figure is the
+  run's own (:func:`pooled`), judged by the same definition. A run's intervals come from its own rounds,
+  which share its machine and its day, and cannot see what differs from one run to the next; the joint
+  intervals come from the spread between the runs, so where the runs disagree the joint verdict says
+  "cannot tell" rather than either run's answer.
 
 The runs **agree** when no point is contradicted and at least AGREE_SHARE of the gains fall inside every
 other run's interval; a run whose A/A row is flagged is said, but does not by itself make runs disagree.
@@ -16,15 +21,15 @@ other run's interval; a run whose A/A row is flagged is said, but does not by it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from .aa_check import AACheck, aa_check
 from .intervals import Interval
 from .records import Result
-from .rounds import gain_intervals
+from .rounds import combined, configs, gain_intervals
 from .series import PAYS, NOT
-from .verdict import AppVerdict, KernelVerdict, verdicts
+from .verdict import AppVerdict, KernelVerdict, Verdict, verdicts
 
 #: The share of per-run gains that must fall inside every other run's interval.
 AGREE_SHARE = 0.9
@@ -66,6 +71,7 @@ class Agreement:
     contradictions: tuple[Contradiction, ...]
     judged_points: int
     aa: tuple[AACheck, ...]
+    joint: tuple[Verdict, ...] = ()  # the verdicts of pooled(runs)
 
     @property
     def inside(self) -> tuple[int, int]:
@@ -82,6 +88,22 @@ class Agreement:
     def outside(self) -> list[tuple[GainCell, int]]:
         """(cell, run) for each gain outside some other run's interval."""
         return [(c, i) for c in self.cells for i in range(self.runs) if c.inside_others(i) is False]
+
+
+def pooled(runs: Sequence[Sequence[Result]]) -> list[Result]:
+    """The runs as one data set of one round each: run i's configurations as round i, each its run's figure
+    (rounds.combined: the geometric mean of its rounds' medians) with its run's within-run noise, so the
+    spread between rounds that every interval is made of is the spread between runs."""
+    out = []
+    for i, run in enumerate(runs):
+        found = configs(run)
+        for c, r in zip(found, combined(found)):
+            raw = dict(r.raw)
+            raw["round"] = i
+            if isinstance(raw.get("noise"), dict):
+                raw["noise"] = {**raw["noise"], "relative": c.noise}
+            out.append(replace(r, raw=raw))
+    return out
 
 
 def _points(found: Sequence) -> dict[tuple[str, int], str]:
@@ -112,4 +134,5 @@ def agreement(runs: Sequence[Sequence[Result]], threshold: float) -> Agreement:
             judged += 1
             if PAYS in got and NOT in got:
                 contradictions.append(Contradiction(p[0], p[1], got))
-    return Agreement(len(runs), cells, tuple(contradictions), judged, tuple(aa_check(r) for r in runs))
+    return Agreement(len(runs), cells, tuple(contradictions), judged, tuple(aa_check(r) for r in runs),
+                     tuple(verdicts(pooled(runs), threshold)))

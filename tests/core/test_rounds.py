@@ -4,6 +4,7 @@ import unittest
 
 from corecase import kernel, rounds_of
 from mpsbench_core.aa_check import aa_check
+from mpsbench_core.agreement import agreement, pooled
 from mpsbench_core.rounds import Rounds, combined, configs
 
 
@@ -29,6 +30,29 @@ class Configurations(unittest.TestCase):
         self.assertEqual((c.figure, c.left_out, c.verified), (10.0, 1, False))
         [one] = combined([c])
         self.assertFalse(one.verified)
+
+
+class JointVerdict(unittest.TestCase):
+    def test_each_run_is_one_round_whose_figure_and_noise_are_the_runs(self):
+        one = rounds_of("mps", 64, 2, [10.0, 40.0], noise=0.02) + rounds_of("timeslice", 64, 2, [5.0, 5.0], noise=0.02)
+        two = rounds_of("mps", 64, 2, [30.0, 30.0], noise=0.04) + rounds_of("timeslice", 64, 2, [6.0, 6.0], noise=0.04)
+        found = configs(pooled([one, two]))
+        mps = next(c for c in found if c.first.mode == "mps")
+        self.assertEqual((len(found), mps.rounds), (2, (0, 1)))  # one record per run and configuration
+        self.assertAlmostEqual(mps.by_round()[0], 20.0)  # run 1's figure: the geometric mean of 10 and 40
+        self.assertAlmostEqual(mps.by_round()[1], 30.0)
+        # each round's noise is its run's figure's (0.02 / sqrt 2), not one repetition round's
+        self.assertAlmostEqual(mps.records[0].raw["noise"]["relative"], 0.02 / math.sqrt(2))
+
+    def test_runs_that_contradict_each_other_cannot_tell_together(self):
+        def run(gain):  # one subject at two sizes; MPS at 512 k=2 pays off (2x) in one run, not (1x) in the other
+            return (rounds_of("timeslice", 512, 1, [10.0, 10.1]) + rounds_of("mps", 512, 1, [10.0, 10.1])
+                    + rounds_of("timeslice", 512, 2, [10.0, 10.1]) + rounds_of("mps", 512, 2, [10 * gain, 10.1 * gain])
+                    + rounds_of("timeslice", 4096, 1, [5.0, 5.05]) + rounds_of("mps", 4096, 1, [5.0, 5.05]))
+        a = agreement([run(2.0), run(1.0)], 1.1)
+        self.assertEqual([c.at for c in a.contradictions], [512])
+        [joint] = a.joint
+        self.assertEqual([p.verdict(1.1) for p in joint.points if p.at == 512], ["cannot tell"])
 
 
 class AAChecks(unittest.TestCase):

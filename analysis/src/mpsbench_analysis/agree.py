@@ -9,6 +9,7 @@ they do not (the gate a user puts on their own cluster), 2 on bad input.
 from __future__ import annotations
 
 from mpsbench_core.agreement import AGREE_SHARE, Agreement, agreement
+from mpsbench_core.verdict import verdict_lines
 
 from .errors import AnalysisError
 from .loader import load_results
@@ -60,5 +61,10 @@ def lines(a: Agreement, paths: list[str]) -> list[str]:
     for i, aa in enumerate(a.aa):
         if aa.line:
             out.append(f"run {i + 1} {aa.line}")
+    joint = verdict_lines(a.joint)
+    if joint:
+        out.append(f"joint verdict of the {a.runs} runs (each run one round, its figure its own: every interval is "
+                   "made of the spread between the runs):")
+        out += ["  " + line for line in joint]
     out.append("agree: " + ("yes" if a.agree else "NO") + f" ({a.runs} runs)")
     return out
