@@ -9,6 +9,7 @@ they do not (the gate a user puts on their own cluster), 2 on bad input.
 from __future__ import annotations
 
 from mpsbench_core.agreement import AGREE_SHARE, Agreement, agreement
+from mpsbench_core.units import format_percent
 from mpsbench_core.verdict import verdict_lines
 
 from .errors import AnalysisError
@@ -20,12 +21,11 @@ LISTED = 20
 
 
 def percent_text(part: int, whole: int) -> str:
-    """part / whole as a percentage to 0.1, rounded down: a share just under AGREE_SHARE (402 of 448, 89.7 %)
-    never prints as the share it misses ("90%"), so the line and the agree: verdict cannot tell two stories."""
-    if whole <= 0:
-        return "0.0%"
-    tenths = (1000 * part) // whole  # exact integer arithmetic: no float lands a hair above the floor
-    return f"{tenths // 10}.{tenths % 10}%"
+    """part / whole as core's percentage (units.format_percent, to 0.1), first rounded down: a share just under
+    AGREE_SHARE (402 of 448, 89.7 %) never prints as the share it misses ("90%"), so the line and the agree:
+    verdict cannot tell two stories."""
+    # the floor in integers: no float lands a hair above it
+    return format_percent((1000 * part // whole) / 1000 if whole > 0 else 0.0)
 
 
 def agree(paths: list[str], threshold: float | None = None) -> tuple[Agreement, list[str]]:
