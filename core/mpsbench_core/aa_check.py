@@ -51,7 +51,7 @@ class AACell:
 class AACheck:
     cells: tuple[AACell, ...]
     mode: str = "mps"
-    plain: "AACheck | None" = None  # streams against timeslice at k = 1, where streams ran there
+    plain: "AACheck | None" = None  # streams against timeslice at k = 1; None where streams has no k = 1 cell
 
     @property
     def near(self) -> int:
@@ -84,7 +84,7 @@ class AACheck:
     @property
     def why_flagged(self) -> str:
         """Why the row is flagged, "" when it is not: the plain A/A, where there is one, says which cause."""
-        plain = self.plain if self.plain is not None and self.plain.cells else None
+        plain = self.plain
         if plain is not None and plain.flagged:
             return ("the machine was too noisy to trust small gains in this run: the plain A/A, where MPS plays no "
                     "part, misses as well")
@@ -103,7 +103,7 @@ class AACheck:
         if not self.cells:
             return ""
         plain = ""
-        if self.plain is not None and self.plain.cells:
+        if self.plain is not None:
             plain = (f"; plain A/A (streams against timeslice: the same plain process, no MPS): "
                      f"{self.plain.counts()}")
         why = self.why_flagged
