@@ -100,6 +100,7 @@ def pooled(runs: Sequence[Sequence[Result]]) -> list[Result]:
         for c, r in zip(found, combined(found)):
             raw = dict(r.raw)
             raw["round"] = i
+            raw.pop("turn_group", None)  # a run's figure is of all its rounds: not paired by repetition
             if isinstance(raw.get("noise"), dict):
                 raw["noise"] = {**raw["noise"], "relative": c.noise}
             out.append(replace(r, raw=raw))

@@ -9,7 +9,9 @@ The estimate, for a ratio A / B of two configurations measured in the same R rou
 MPS gain mps / timeslice, or mps at k against mps at another k):
 
 * d_r = log(A_r / B_r) per round (A_r: the round's median of A); the ratio is exp(mean d), which is the
-  ratio of the geometric means of the rounds (rounds.py's figure of a configuration);
+  ratio of the geometric means of the rounds (rounds.py's figure of a configuration). Where A and B took
+  turns within the round, d_r is instead the median of their per-repetition log ratios (turn_pairs.py),
+  and the interval says so (``pairing`` "repetition");
 * the round-to-round variance of d is moderated (Smyth 2004, limma's "moderated t") because two or three
   rounds alone give a nearly useless variance: s^2 = (d0 s0^2 + (R-1) s_own^2) / (d0 + R - 1), where s0^2 is
   the pooled round-to-round variance of the same kind of ratio over every configuration of the subject
@@ -17,7 +19,8 @@ MPS gain mps / timeslice, or mps at k against mps at another k):
   configuration's own s_own^2, so that a configuration noisier than the rest of its subject (a CPU-bound
   one among GPU-bound ones) is not judged by its quieter neighbours;
 * the standard error is s / sqrt(R), but never below the noise the repetitions inside the rounds show
-  (WITHIN: each side's relative standard error of the median, averaged over its rounds, combined);
+  (WITHIN: each side's relative standard error of the median, averaged over its rounds, combined; paired
+  by repetition: that of the median of the per-repetition log ratios);
 * the interval is exp(mean d +- t(0.975, d0 + R - 1) x SE).
 
 What that gives, simulated (tests/core/test_intervals.py, two rounds, 20 configurations a subject): 98 %
@@ -175,6 +178,7 @@ class Interval:
     pooled_sd: float | None     # the subject's pooled sd (the prior)
     prior_df: int               # its weight
     within_se: float            # the floor: the repetitions' noise inside the rounds
+    pairing: str = "round"      # "repetition": each round's log ratio paired repetition by repetition (turns)
 
     def side(self, threshold: float) -> str:
         """"above" when the whole interval is above ``threshold``, "below" when below, else "straddles"."""
@@ -197,16 +201,13 @@ class Interval:
             return None if x is None or not math.isfinite(x) else x
         return {"point": self.point, "low": self.low, "high": self.high, "rounds": self.rounds, "basis": self.basis,
                 "df": num(self.df), "t": self.t, "se": self.se, "own_sd": num(self.own_sd),
-                "pooled_sd": num(self.pooled_sd), "prior_df": self.prior_df, "within_se": self.within_se}
-
-
-def log_ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
-    """log(a_r / b_r) for the rounds where both are positive (a and b in round order, None where missing)."""
-    return [math.log(x / y) for x, y in zip(a, b) if x is not None and y is not None and x > 0 and y > 0]
+                "pooled_sd": num(self.pooled_sd), "prior_df": self.prior_df, "within_se": self.within_se,
+                # absent where paired by round: what files written before pairing by repetition re-derive to
+                **({"pairing": self.pairing} if self.pairing != "round" else {})}
 
 
 def _make(mean: float, var_rounds: float | None, own_sd: float | None, n: int, pool: Pool | None,
-          within_se: float, coverage: float = COVERAGE) -> Interval:
+          within_se: float, coverage: float = COVERAGE, pairing: str = "round") -> Interval:
     if var_rounds is None:  # one round: the repetitions alone, and said so
         se, df, basis = within_se, math.inf, "one round"
     else:
@@ -215,7 +216,7 @@ def _make(mean: float, var_rounds: float | None, own_sd: float | None, n: int, p
     t = t_quantile(df, coverage) if df > 0 else math.inf
     half = t * se
     return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), n, basis, df, t, se, own_sd,
-                    math.sqrt(pool.variance) if pool else None, pool.prior_df if pool else 0, within_se)
+                    math.sqrt(pool.variance) if pool else None, pool.prior_df if pool else 0, within_se, pairing)
 
 
 def moderated_variance(d: Sequence[float], pool: Pool | None) -> tuple[float | None, float | None]:
@@ -234,16 +235,17 @@ def moderated_variance(d: Sequence[float], pool: Pool | None) -> tuple[float | N
     return var, (math.sqrt(own) if own is not None else None)
 
 
-def ratio_interval(d: Sequence[float], pool: Pool | None, within_se: float) -> Interval:
+def ratio_interval(d: Sequence[float], pool: Pool | None, within_se: float, pairing: str = "round") -> Interval:
     """The interval of exp(mean d) from per-round log ratios ``d`` of paired rounds (module doc); with one
-    round the pool still applies when there is one, else the within-process noise alone."""
+    round the pool still applies when there is one, else the within-process noise alone. pairing: how each
+    d was made ("repetition": the median of a round's per-repetition log ratios, rounds.paired)."""
     if not d:
         raise ValueError("no round measured both sides")
     n = len(d)
     var, own = moderated_variance(d, pool)
     if n < 2:  # one round: a pool of other configurations' rounds does not make this one's spread known
         var = None
-    return _make(math.fsum(d) / n, None if var is None else var / n, own, n, pool, within_se)
+    return _make(math.fsum(d) / n, None if var is None else var / n, own, n, pool, within_se, pairing=pairing)
 
 
 def difference_interval(a: Sequence[float], b: Sequence[float], pool_a: Pool | None, pool_b: Pool | None,

@@ -8,8 +8,9 @@ ratios), intervals.py), and it is usable when at least one round is. Rounds that
 are left out of the figure and counted (a configuration with any such round is not "verified").
 
 Ratios between configurations are paired by round (:func:`paired`): the modes of one round ran next to each
-other in time, so drift of the machine falls on both sides of a ratio alike. The round-to-round spread of a
-kind of ratio is pooled over a subject's configurations (:func:`pool_of`) for the moderated interval.
+other in time, so drift of the machine falls on both sides of a ratio alike; where two records of a round took
+turns (turn_pairs.py), by repetition within the round too. The round-to-round spread of a kind of ratio is
+pooled over a subject's configurations (:func:`pool_of`) for the moderated interval.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
-from .intervals import Interval, Pool, log_ratios, ratio_interval, within_se
+from . import turn_pairs
+from .intervals import Interval, Pool, ratio_interval, within_se
 from .records import Result, number
 
 
@@ -109,11 +111,34 @@ def configs(results: Iterable[Result]) -> list[Config]:
     return [Config(k, tuple(v[i] for i in sorted(v))) for k, v in found.items()]
 
 
+def _common(a: Config, b: Config) -> list[tuple[Result, Result]]:
+    """(a's record, b's record) of every round where both were usable, in round order."""
+    ra, rb = ({round_of(r): r for r in c.usable} for c in (a, b))
+    return [(ra[i], rb[i]) for i in sorted(set(ra) & set(rb))]
+
+
+def by_repetition(a: Config, b: Config) -> bool:
+    """Whether every round of a / b is paired by repetition (turn_pairs.aligned)."""
+    common = _common(a, b)
+    return bool(common) and all(turn_pairs.aligned(x, y) for x, y in common)
+
+
 def paired(a: Config, b: Config) -> list[float]:
-    """log(a / b) per round where both were usable, in round order."""
-    ra, rb = a.by_round(), b.by_round()
-    common = sorted(set(ra) & set(rb))
-    return log_ratios([ra[i] for i in common], [rb[i] for i in common])
+    """log(a / b) per round where both were usable, in round order: where the two took turns, the median
+    of the per-repetition log ratios (turn_pairs.py); else the log ratio of the rounds' medians."""
+    return [turn_pairs.log_ratio(x, y) if turn_pairs.aligned(x, y) else math.log(x.median / y.median)
+            for x, y in _common(a, b)]
+
+
+def within(a: Config, b: Config) -> float:
+    """The floor of log(a / b)'s standard error from the repetitions inside the rounds: where every round
+    is paired by repetition, the root mean square of the rounds' paired noises (turn_pairs.noise) over
+    sqrt(rounds); else the two sides' own noises combined (intervals.within_se)."""
+    common = _common(a, b)
+    noises = [turn_pairs.noise(x, y) if turn_pairs.aligned(x, y) else None for x, y in common]
+    if noises and all(n is not None for n in noises):
+        return math.sqrt(math.fsum(n * n for n in noises) / len(noises)) / math.sqrt(len(noises))
+    return within_se([a.noise, b.noise])
 
 
 def pool_of(pairs: Iterable[tuple[Config, Config]]) -> Pool | None:
@@ -126,7 +151,7 @@ def ratio(a: Config, b: Config, pool: Pool | None) -> Interval | None:
     d = paired(a, b)
     if not d:
         return None
-    return ratio_interval(d, pool, within_se([a.noise, b.noise]))
+    return ratio_interval(d, pool, within(a, b), "repetition" if by_repetition(a, b) else "round")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from mpsbench_core.intervals import COVERAGE, Interval, Pool, difference_interval, family_coverage
-from mpsbench_core.rounds import Config, configs, gain_pairs, paired, pool_of
+from mpsbench_core.rounds import Config, configs, gain_pairs, paired, pool_of, within
 
 from .loader import ResultSet
 from .regression_rule import FASTER, NOISY, SAME, SLOWER, Rule
@@ -77,8 +77,8 @@ def gain_series(rs: ResultSet, mode: str = "mps") -> dict[GainKey, Series]:
             d = paired(m, t)
             if d:
                 kind, name, precision, size, k, _, params = _key(m)
-                out[(kind, name, precision, size, k, params)] = Series(
-                    tuple(math.exp(x) for x in d), pool, math.hypot(m.noise, t.noise))
+                gains = tuple(math.exp(x) for x in d)
+                out[(kind, name, precision, size, k, params)] = Series(gains, pool, within(m, t))
     return out
 
 
