@@ -12,7 +12,8 @@ import threading
 import time
 import unittest
 
-from sweeptest import REPO, SweepTestCase
+import schema_check
+from sweeptest import REPO, SCHEMA, SweepTestCase
 
 from mpsbench_sweep.turns import TurnHub  # noqa: E402
 
@@ -53,6 +54,14 @@ class SweepTakesTurns(SweepTestCase):
             self.assertEqual({jobs[i]["round"] for i in indices}, {number}, "one group per round")
             self.assertEqual(sorted(jobs[i]["mode"] for i in indices), sorted(self.MODES))
             self.assertTrue(all(jobs[i]["turns"]["group"] == indices for i in indices))
+        # each record says its job's turn group (merge.relabel), which pairs its MPS gain by repetition
+        group_of = {(j["mode"], j["round"]): j["turn_group"] for j in jobs}
+        self.assertEqual([x["turn_group"] for x in doc["results"]],
+                         [group_of[(x["mode"], x["round"])] for x in doc["results"]])
+        self.assertEqual([e["interval"].get("pairing") for e in doc["context"]["sweep"]["gains"]], ["repetition"] * 2)
+        with open(SCHEMA) as f:  # merged() validated the groups written; the schema takes no negative one
+            self.assertTrue(any(".turn_group" in e for e in schema_check.validate(
+                dict(doc, results=[dict(doc["results"][0], turn_group=-1)]), json.load(f))))
         turns = turn_log(log)
         per_round = len(self.MODES) * 6
         self.assertEqual(len(turns), 2 * per_round, turns)
