@@ -55,3 +55,31 @@ def test_a_real_slowdown_of_a_stable_cell_still_fails(tmp_path: Path, capsys) ->
         assert "gate: FAIL (exit 1)" in out
         rows = [line for line in out.splitlines() if " SLOWER " in line]
         assert rows and all(f" {cell[0]} " in line and "outside the rounds' spread" in line for line in rows), rows
+
+
+def _cpu(slowed: int, repetitions: int) -> dict:
+    """A record's cpu object (as mpsbench writes it) with its first ``slowed`` repetitions CPU-slowed."""
+    marks = [i < slowed for i in range(repetitions)]
+    return {"probe": "relax_sweep_2048x8", "threshold": 0.3, "reference_probe_s": 5e-6, "slowed_repetitions": slowed,
+            "discarded_repetitions": 0, "repetition_slowed": marks, "probe_ratio": [1.6 if m else 1.0 for m in marks],
+            "steal_s": [0.0] * repetitions, "run_delay_s": [0.0] * repetitions, "note": ""}
+
+
+def test_a_slowdown_on_a_slowed_cpu_is_the_machines_not_a_regression(tmp_path: Path, capsys) -> None:
+    """One H200 run had matmul bf16 1024 at one rank at two thirds of another's TFLOP/s, its CPU probe slowed
+    in 16 of 16 repetitions: NOISY with the reason. With fewer than half slowed, the same change fails."""
+    cell = (4096, 1, "timeslice")
+    a = write(tmp_path, "a.json", run(3))
+    for slowed, code in ((10, 0), (5, 0), (4, 1)):  # of the cell's 2 rounds x 5 repetitions
+        records = run(4, scale={cell: 0.7})
+        mine = [r for r in records if (r["size"], r["ranks_per_gpu"], r["mode"]) == cell]
+        for r, share in zip(mine, (slowed // 2, slowed - slowed // 2)):
+            r["cpu"] = _cpu(share, r["repetitions"])
+        new = write(tmp_path, f"slowed{slowed}.json", records)
+        assert main(["compare", str(a), str(new)]) == code, slowed
+        out = capsys.readouterr().out
+        row = next(line for line in out.splitlines() if " 4096 " in line and " timeslice " in line)
+        if code == 0:
+            assert " NOISY " in row and f"NEW's CPU was slowed in {slowed} of 10 repetitions" in row, row
+        else:
+            assert " SLOWER " in row and "CPU was slowed in" not in row, row

@@ -45,7 +45,10 @@ Each row carries the marks of its BASE and NEW result (quality.py: noise
 above its target, clock-throttled repetitions; files without the noise and
 clock fields get a computed noise figure and no throttle mark); a gain row
 those of the two results it divides.  Marks never change a verdict or the
-gate; a NOISY verdict's reason also gives the two noise figures.
+gate but one: a throughput whose slower side's CPU was slowed in at least
+half of its repetitions is NOISY, not SLOWER or FASTER
+(regression_rule.cpu_slowed). A NOISY verdict's reason also gives the two
+noise figures.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ from .context import ContextDifference, context_differences, describe_device, di
 from .errors import AnalysisError
 from .loader import KEY, ResultSet
 from .quality import count_value, mark_tokens, marks_text
-from .regression_rule import NOISY, SLOWER, Rule, judge
+from .regression_rule import NOISY, SLOWER, Rule, cpu_slowed, judge
 from .round_figures import gain_series, judge_rounds, latency_series, several, throughput_series
 from .summary import GROUP, gain_table, sort_rows
 
@@ -165,6 +168,11 @@ def _result_rows(base: pd.DataFrame, new: pd.DataFrame, rule: Rule, rounds: tupl
             reason = _noise_note(v.reason, row["base_noise"], row["new_noise"]) if v.verdict == NOISY else v.reason
             row.update(verdict=v.verdict, base_median=v.base_median, new_median=v.new_median,
                        change=v.change, p_value=v.p_value, reason=reason)
+        machine = None if failed else cpu_slowed(row["verdict"], *(
+            (count_value(p[f"cpu_slowed_repetitions_{side}"]), count_value(p[f"repetitions_{side}"]))
+            for side in ("base", "new")))
+        if machine:
+            row.update(verdict=NOISY, reason=f"{machine}; {row['reason']}")
         lost = row["verified"] == "yes->NO" or (p["status_new"] != "ok" and p["status_base"] == "ok")
         row["regression"] = row["verdict"] == SLOWER or lost
         rows.append(row)

@@ -14,6 +14,15 @@ A change inside the threshold is SAME even when significant: the threshold
 is the smallest change worth a person's attention.  Disjoint ranges win
 over a high CV because then every repetition of one side beat every
 repetition of the other.
+
+A throughput is not SLOWER (FASTER) where its slower side ran on a slowed
+CPU (:func:`cpu_slowed`): mpsbench's CPU probe, a fixed loop timed beside
+every repetition, found that side's CPU slowed in at least half of its
+repetitions.  The probe does not run the code under test, so such a change
+is the machine's (a shared host's vCPU; one H200 run had every repetition
+of matmul bf16 1024 at one rank so, at two thirds of another run's
+TFLOP/s): NOISY, with the reason.  A stable configuration is not slowed,
+and a real slowdown of it still fails the gate.
 """
 
 from __future__ import annotations
@@ -25,6 +34,22 @@ from typing import Sequence
 from mpsbench_core.stats import coefficient_of_variation, mann_whitney_u, median
 
 FASTER, SLOWER, SAME, NOISY = "FASTER", "SLOWER", "SAME", "NOISY"
+
+#: The share of a side's repetitions that must be CPU-slowed (the record's cpu.slowed_repetitions) for a
+#: change towards that side to be the machine's.
+CPU_SLOWED_SHARE = 0.5
+
+
+def cpu_slowed(verdict: str, base: tuple[int, int], new: tuple[int, int]) -> str | None:
+    """Why a FASTER or SLOWER throughput is the machine's: its slower side's (slowed, repetitions) reach
+    CPU_SLOWED_SHARE; None when they do not (or the verdict is no change)."""
+    if verdict not in (FASTER, SLOWER):
+        return None
+    side, (slowed, repetitions) = ("NEW", new) if verdict == SLOWER else ("BASE", base)
+    if repetitions <= 0 or slowed < CPU_SLOWED_SHARE * repetitions:
+        return None
+    return (f"{side}'s CPU was slowed in {slowed} of {repetitions} repetitions (the CPU probe): the machine's, "
+            f"not a change of the code")
 
 
 @dataclass(frozen=True)
