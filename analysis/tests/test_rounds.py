@@ -105,6 +105,8 @@ def test_runs_that_agree(tmp_path: Path, capsys) -> None:
              for n, f in (("a", 1.0), ("b", 1.04), ("c", 0.97))]
     assert main(["agree", *paths]) == 0
     out = capsys.readouterr().out
+    assert ("consistent: 12 of 12 pairs of two runs' gains (100.0%) differ by no more than their two 95% intervals "
+            "allow together (at least 90% needed") in out
     assert "gains: 12 of 12 (100.0%) inside every other run's 95% interval" in out
     assert "verdicts: 0 of 2 points" in out and out.rstrip().endswith("agree: yes (3 runs)")
     assert out.count("A/A (1 rank per GPU") == 3
@@ -119,6 +121,7 @@ def test_runs_that_disagree_say_where(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert "contradicted: matmul fp32 at 256: run 1 pays off, run 2 does not" in out
     assert "outside: matmul fp32 256 k=4" in out and out.rstrip().endswith("agree: NO (2 runs)")
+    assert "consistent: 3 of 4 pairs" in out and "  inconsistent: matmul fp32 256 k=4: run 1 2.01x [" in out
     # the joint verdict, each run one round: the spread between the runs makes both sizes "cannot tell"
     assert ("joint verdict of the 2 runs (each run one round, its figure its own: every interval is made of the "
             "spread between the runs):\n  verdict: matmul fp32: the data cannot tell whether MPS pays off at 256 "

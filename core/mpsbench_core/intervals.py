@@ -272,6 +272,17 @@ def difference_interval(a: Sequence[float], b: Sequence[float], pool_a: Pool | N
                     "rounds", df, t, se, own, pooled_sd, min(p.prior_df for p in pooled) if pooled else 0, within_se)
 
 
+def consistent(a: Interval, b: Interval, coverage: float = COVERAGE) -> bool:
+    """Whether two independent estimates of one ratio (one configuration in two runs) differ by no more than
+    their intervals allow together: |log(a / b)| within t x sqrt(se_a^2 + se_b^2), t at the fewer degrees of
+    freedom. Where both intervals are right, ``coverage`` of such pairs are consistent. One's point inside
+    the other's interval is a stricter test, which right intervals fail far more often, since that point is
+    noisy too: of three runs with exact intervals, 84 % of the points fall inside both other runs' (tests)."""
+    df = min(a.df, b.df)
+    t = t_quantile(df, coverage) if df > 0 else math.inf
+    return abs(math.log(a.point / b.point)) <= t * math.hypot(a.se, b.se)
+
+
 def within_se(noises: Iterable[float | None]) -> float:
     """The floor of a ratio's standard error from its sides' repetition noise (relative standard errors of
     the medians, one per side, each averaged over its rounds): their root sum of squares; missing ones

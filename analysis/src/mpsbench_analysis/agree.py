@@ -1,9 +1,10 @@
 """``mpsbench-analyze agree FILE FILE ...``: whether several runs of the same suite give the same answer.
 
 Each file is one run, judged alone and then against the others by core's definition
-(mpsbench_core.agreement): the gains inside every other run's 95 % interval, the points where one run says
-MPS pays off and another that it does not, and each run's A/A row. Exit status 0 when they agree, 1 when
-they do not (the gate a user puts on their own cluster), 2 on bad input.
+(mpsbench_core.agreement): the pairs of two runs' gains that are consistent (differ by no more than their
+two intervals allow), the gains inside every other run's 95 % interval, the points where one run says MPS
+pays off and another that it does not, and each run's A/A row. Exit status 0 when they agree, 1 when they
+do not (the gate a user puts on their own cluster), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -43,9 +44,20 @@ def agree(paths: list[str], threshold: float | None = None) -> tuple[Agreement, 
 
 def lines(a: Agreement, paths: list[str]) -> list[str]:
     out = [f"run {i + 1}: {p}" for i, p in enumerate(paths)]
+    ok, pairs = a.consistent
+    out.append(f"consistent: {ok} of {pairs} pairs of two runs' gains ({percent_text(ok, pairs)}) differ by no more "
+               f"than their two 95% intervals allow together (at least {AGREE_SHARE:.0%} needed; right intervals "
+               "give 95% or more)")
+    for cell, i, j in a.inconsistent()[:LISTED]:
+        x, y = cell.intervals[i], cell.intervals[j]
+        out.append(f"  inconsistent: {cell.name}: run {i + 1} {x.point:.2f}x [{x.text}], run {j + 1} {y.point:.2f}x "
+                   f"[{y.text}]")
+    if len(a.inconsistent()) > LISTED:
+        out.append(f"  ... and {len(a.inconsistent()) - LISTED} more")
     inside, compared = a.inside
     out.append(f"gains: {inside} of {compared} ({percent_text(inside, compared)}) inside every other run's 95% "
-               f"interval (at least {AGREE_SHARE:.0%} needed)")
+               "interval (stricter: each point is as noisy as the interval it is held against, so even right "
+               "intervals fail it far more often than 5%)")
     for cell, i in a.outside()[:LISTED]:
         mine = cell.intervals[i]
         others = ", ".join(f"run {j + 1} {x.point:.2f}x [{x.text}]" for j, x in enumerate(cell.intervals)

@@ -18,6 +18,7 @@ import sys
 import textwrap
 from typing import Sequence
 
+from mpsbench_core.agreement import AGREE_SHARE
 from mpsbench_core.verdict import GAIN_THRESHOLD
 
 from . import __version__
@@ -154,11 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("agree", help="do several runs of the same suite give the same answer? (exit 1 when not)",
                        description="Each FILE is one run of the same suite (say README command 1 on three "
-                       "machines). Per configuration measured in mps and timeslice: each run's MPS gain and whether "
-                       "it falls inside every other run's 95%% interval; per kernel and application: the points "
-                       "where one run says MPS pays off and another that it does not; each run's A/A row. They "
-                       "agree (exit 0) when no point is contradicted and at least 90%% of the gains fall inside "
-                       "the other runs' intervals; otherwise exit 1.")
+                       "machines). Per configuration measured in mps and timeslice: for each two runs whether their "
+                       "MPS gains are consistent (differ by no more than their two 95% intervals allow together), "
+                       "and each run's gain and whether it falls inside every other run's interval; per kernel and "
+                       "application: the points where one run says MPS pays off and another that it does not; each "
+                       "run's A/A row; the joint verdict of the runs. They agree (exit 0) when no point is "
+                       f"contradicted and at least {AGREE_SHARE:.0%} of the pairs are consistent; otherwise exit 1.")
     files(p)
     threshold(p)
 
@@ -166,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "with how many ranks per GPU (applications: the copies per GPU from which it pays off)",
                        description="Kernels, at each size: k = the fewest ranks per GPU whose mps throughput is "
                        "within noise of the fastest among those measured in both mps and timeslice, gain = mps / "
-                       "timeslice at k with its 95%% interval (from the spread between the run's rounds); MPS pays "
+                       "timeslice at k with its 95% interval (from the spread between the run's rounds); MPS pays "
                        "off where the interval lies above THRESHOLD, does not where it lies below, and the data "
                        "cannot tell otherwise; the crossover is the range the intervals place it in. Applications: "
                        "the best configuration (the fewest copies per GPU within noise of the fastest), and the "
