@@ -173,24 +173,29 @@ class Rounds:
         return f"{self.most} rounds" if self.most == self.fewest else f"{self.fewest}-{self.most} rounds"
 
 
+def fastest(candidates: Sequence[Config]) -> Config:
+    """The candidate with the highest figure (the first on a tie)."""
+    return max(candidates, key=lambda c: c.figure)
+
+
 def fastest_pairs(candidates: Sequence[Config]) -> list[tuple[Config, Config]]:
     """(candidate, the fastest candidate) for every other candidate: the ratios whose round-to-round spread
     is pooled for the "within noise of the fastest" rule."""
-    fastest = max(candidates, key=lambda c: c.figure)
-    return [(c, fastest) for c in candidates if c is not fastest]
+    top = fastest(candidates)
+    return [(c, top) for c in candidates if c is not top]
 
 
 def fewest_within_noise(candidates: Sequence[Config], pool) -> Config:
     """The fewest ranks (copies) per GPU among ``candidates`` (one mode, ascending k) whose figure is within
     noise of the fastest's: the interval of its figure over the fastest's reaches 1."""
-    fastest = max(candidates, key=lambda c: c.figure)
+    top = fastest(candidates)
     for c in candidates:
-        if c is fastest:
+        if c is top:
             return c
-        interval = ratio(c, fastest, pool)
+        interval = ratio(c, top, pool)
         if interval is not None and interval.high >= 1.0:
             return c
-    return fastest
+    return top
 
 
 def gain_pairs(found: Iterable[Config], mode: str = "mps") -> list[tuple[Config, Config]]:

@@ -5,7 +5,9 @@ At each point the MPS gain mps / timeslice has a 95 % interval (intervals.py). A
 
 * **pays off** where the whole interval lies above T;
 * **does not** where it lies below T;
-* **cannot tell** otherwise (the interval is given: "1.02x-1.16x").
+* **cannot tell** otherwise (the interval is given: "1.02x-1.16x"), and where the gain of each mode's fastest
+  ranks per GPU pays off and the gain of its best (the fewest within noise of the fastest) does not, or the
+  other way round: then the data cannot tell which ranks per GPU are best, and the range spans both.
 
 Over the series (ascending), the outcome is:
 
@@ -44,6 +46,10 @@ class Point:
     mps_energy: Any = None          # energy.Energy of each side's representative round, where measured
     timeslice_energy: Any = None
     k_timeslice: int | None = None  # timeslice's ranks per GPU where it differs from k's meaning (kernels: its best)
+    # the gain of each mode's fastest ranks per GPU (mps k, timeslice k), where it pays off and the best's does
+    # not or the other way round: the data cannot tell which ranks per GPU are best, so neither answer stands
+    fastest: Interval | None = None
+    k_fastest: tuple[int, int] | None = None
 
     @property
     def against(self) -> str:
@@ -55,15 +61,33 @@ class Point:
         return self.interval.point if self.interval is not None else self.mps / self.timeslice
 
     def verdict(self, threshold: float) -> str:
-        """PAYS, NOT or CANNOT (module doc); a point without an interval is judged on its gain alone."""
+        """PAYS, NOT or CANNOT (module doc); a point without an interval is judged on its gain alone; CANNOT
+        where the fastest ranks per GPU's gain lands on another side of the threshold."""
         if self.interval is None:
             return PAYS if self.gain > threshold else NOT if self.gain < threshold else CANNOT
-        return _SIDE[self.interval.side(threshold)]
+        own = _SIDE[self.interval.side(threshold)]
+        if self.fastest is not None and _SIDE[self.fastest.side(threshold)] != own:
+            return CANNOT
+        return own
+
+    @property
+    def range_text(self) -> str:
+        """The range a "cannot tell" gives: the interval, or from the lower to the higher end of the best's and
+        the fastest's intervals where both stand."""
+        if self.fastest is None:
+            return self.interval.text
+        low, high = min(self.interval.low, self.fastest.low), max(self.interval.high, self.fastest.high)
+        return f"{low:.2f}x-{high:.2f}x"
 
     @property
     def gain_text(self) -> str:
-        """'1.79x [1.70x-1.88x]' (the gain alone without an interval)."""
-        return f"{self.gain:.2f}x" + (f" [{self.interval.text}]" if self.interval is not None else "")
+        """'1.79x [1.70x-1.88x]' (the gain alone without an interval); where the fastest ranks per GPU tell
+        another story, theirs too: '1.00x [0.92x-1.06x] (the fastest, k=2 vs timeslice k=2: 1.33x [1.25x-1.41x])'."""
+        text = f"{self.gain:.2f}x" + (f" [{self.interval.text}]" if self.interval is not None else "")
+        if self.fastest is not None and self.k_fastest is not None:
+            m, t = self.k_fastest
+            text += f" (the fastest, k={m} vs timeslice k={t}: {self.fastest.point:.2f}x [{self.fastest.text}])"
+        return text
 
     @property
     def energy_ratio(self) -> float | None:
@@ -129,7 +153,7 @@ def where(points: Sequence[Point], threshold: float, axis: str, subject: str = "
     parts = []
     pays = [str(p.at) for p in points if p.verdict(threshold) == PAYS]
     nots = [str(p.at) for p in points if p.verdict(threshold) == NOT]
-    cannot = [f"{p.at} ({p.interval.text})" for p in points if p.verdict(threshold) == CANNOT and p.interval]
+    cannot = [f"{p.at} ({p.range_text})" for p in points if p.verdict(threshold) == CANNOT and p.interval]
     cannot += [str(p.at) for p in points if p.verdict(threshold) == CANNOT and not p.interval]
     if pays:
         parts.append(f"{subject} pays off at {_join(pays)}{unit(pays)} (gain above {t})")

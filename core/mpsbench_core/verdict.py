@@ -15,9 +15,13 @@ Definitions (the MPS gain pays off at ``threshold``, GAIN_THRESHOLD unless the r
   The MPS gain at S is the best of mps against the best of timeslice (usually one rank per GPU, no sharing):
   what turning MPS on buys over the best a user can do without it. (Not mps / timeslice at one k: at one
   rank per GPU that is 1.0 by construction, and whether the fewest ranks within noise were 1 or 2 then
-  flipped the verdict between runs.) series.py says where it pays off, where it does not and where the
-  data cannot tell, and where the crossover lies (a range). The table's MPS gain column is the other
-  question, mps / timeslice at the same ranks per GPU.
+  flipped the verdict between runs.) Where the gain of each mode's fastest ranks per GPU pays off and
+  that of the best does not, or the other way round, the data cannot tell which ranks per GPU are best,
+  nor so whether MPS pays off: "cannot tell", the range spanning both intervals and the fastest's gain
+  given beside the best's (a k=1 that varied between rounds is "within noise" of a k=2 that MPS makes
+  1.3x faster: on two of five H200 runs, matmul tf32 1024 then read "does not pay off"). series.py says
+  where it pays off, where it does not and where the data cannot tell, and where the crossover lies (a
+  range). The table's MPS gain column is the other question, mps / timeslice at the same ranks per GPU.
 * Applications (per name and binding): app_verdict.py, by the same rules over copies per GPU.
 * Mixes are judged per tenant (mix.py), each tenant's cost with its interval over the rounds.
 * The energy side, where both sides carry an energy per unit of work (energy.py), on the representative
@@ -33,7 +37,7 @@ from . import modes
 from .app_verdict import AppVerdict, app_verdict, startup_share, throughput_and_energy
 from .mix import MixVerdict, mix_verdict
 from .records import Result
-from .rounds import configs, fastest_pairs, fewest_within_noise, gain_pairs, pool_of, ratio
+from .rounds import configs, fastest, fastest_pairs, fewest_within_noise, gain_pairs, pool_of, ratio
 from .series import Outcome, Point, outcome, rounds_note, where
 
 #: The MPS gain over time slicing that "pays off".
@@ -123,8 +127,14 @@ def _kernel_verdict(mine: list[Result], threshold: float) -> KernelVerdict:
     for s, sides in per_size.items():
         m = fewest_within_noise(sides["mps"], rank_pool)
         t = fewest_within_noise(sides["timeslice"], rank_pool)
-        points.append(Point(s, m.first.ranks_per_gpu, m.figure, t.figure, ratio(m, t, gain_pool),
-                            m.representative.energy, t.representative.energy, t.first.ranks_per_gpu))
+        gain = ratio(m, t, gain_pool)
+        fm, ft = fastest(sides["mps"]), fastest(sides["timeslice"])
+        top = ratio(fm, ft, gain_pool) if gain is not None and (fm, ft) != (m, t) else None
+        if top is not None and {top.side(threshold), gain.side(threshold)} != {"above", "below"}:
+            top = None  # only where one says "pays off" and the other "does not" is the best's answer in doubt
+        points.append(Point(s, m.first.ranks_per_gpu, m.figure, t.figure, gain, m.representative.energy,
+                            t.representative.energy, t.first.ranks_per_gpu, top,
+                            (fm.first.ranks_per_gpu, ft.first.ranks_per_gpu) if top is not None else None))
     found_outcome: Outcome = outcome(points, threshold)
     return KernelVerdict(kernel, precision, params, threshold, tuple(points), found_outcome.kind,
                          found_outcome.between, left_out)

@@ -76,6 +76,36 @@ class RoundsIntervalsAndClasses(unittest.TestCase):
             self.assertLess(p.interval.high, 1.1)
         self.assertIn("2048 k=2 vs timeslice k=1 1.03x", v.line)  # the rounds agree: k=2 is faster under mps
 
+    def test_a_best_that_does_not_pay_off_against_a_fastest_that_does_cannot_tell(self):
+        # matmul tf32 1024 on two H200s (2026-11-29): mps and timeslice at k=1 130-150 TFLOP/s but 0.82x and
+        # 0.60x of mps k=2 in the two rounds, so k=1 is "within noise" of k=2 (189) and the best of each mode;
+        # mps / timeslice at k=1 is 1.0 (one process either way), while mps k=2 is 1.33x timeslice k=2 (142).
+        # The verdict read "does not pay off" on the k=1 pair; the data cannot tell which k is best.
+        rs = (rounds_of("mps", 1024, 1, [155.0, 114.0]) + rounds_of("timeslice", 1024, 1, [155.0, 114.0])
+              + rounds_of("mps", 1024, 2, [189.0, 190.0]) + rounds_of("timeslice", 1024, 2, [142.0, 142.5]))
+        rs += self.two_rounds({4096: 0.95}, 0.01)  # a size whose best and fastest agree: "does not", as before
+        [v] = verdicts(rs)
+        p = {q.at: q for q in v.points}
+        self.assertEqual((p[1024].k, p[1024].k_timeslice), (1, 1))
+        self.assertEqual(p[1024].interval.side(1.1), "below")  # the best alone would say "does not"
+        self.assertEqual(p[1024].fastest.side(1.1), "above")
+        self.assertEqual(p[1024].k_fastest, (2, 2))
+        self.assertEqual([q.verdict(1.1) for q in v.points], ["cannot tell", "does not"])
+        self.assertIsNone(p[4096].fastest)
+        low, high = p[1024].interval.low, p[1024].fastest.high
+        self.assertIn(f"cannot tell at 1024 ({low:.2f}x-{high:.2f}x)", v.line)
+        self.assertIn(f"1024 k=1 1.00x [{p[1024].interval.text}] (the fastest, k=2 vs timeslice k=2: "
+                      f"{p[1024].fastest.point:.2f}x [{p[1024].fastest.text}])", v.line)
+
+    def test_a_best_that_cannot_tell_keeps_its_answer_whatever_the_fastest(self):
+        # only "pays off" against "does not" puts the best's answer in doubt; "cannot tell" already says so
+        rs = (rounds_of("mps", 1024, 1, [150.0, 110.0]) + rounds_of("timeslice", 1024, 1, [140.0, 125.0])
+              + rounds_of("mps", 1024, 2, [189.0, 190.0]) + rounds_of("timeslice", 1024, 2, [142.0, 142.5]))
+        [v] = verdicts(rs)
+        p = v.points[0]
+        self.assertEqual((p.k, p.interval.side(1.1), p.fastest), (1, "straddles", None))
+        self.assertEqual(p.verdict(1.1), "cannot tell")
+
     def test_a_failed_round_is_left_out_of_the_figure_and_counted(self):
         rs = self.two_rounds({512: 1.5}, 0.01) + [kernel("mps", 512, 2, 0, status="failed", round=2)]
         [v] = verdicts(rs)
