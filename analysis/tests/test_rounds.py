@@ -108,6 +108,7 @@ def test_runs_that_agree(tmp_path: Path, capsys) -> None:
     assert ("consistent: 12 of 12 pairs of two runs' gains (100.0%) differ by no more than their two 95% intervals "
             "allow together (at least 90% needed") in out
     assert "gains: 12 of 12 (100.0%) inside every other run's 95% interval" in out
+    assert "  each against each: 24 of 24 (100.0%) of the gains inside the other run's 95% interval" in out
     assert "verdicts: 0 of 2 points" in out and out.rstrip().endswith("agree: yes (3 runs)")
     assert out.count("A/A (1 rank per GPU") == 3
     assert "joint verdict of the 3 runs" in out and "\n  verdict: matmul fp32: MPS pays off at 256" in out

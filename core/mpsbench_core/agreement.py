@@ -92,6 +92,14 @@ class Agreement:
         return sum(found), len(found)
 
     @property
+    def inside_pairs(self) -> tuple[int, int]:
+        """(ordered pairs of runs i, j whose gain i lies inside j's interval, ordered pairs compared): each gain
+        against each other run's interval on its own, where :attr:`inside` asks for all of them at once."""
+        found = [o.contains(m.point) for c in self.cells for i, m in enumerate(c.intervals)
+                 for j, o in enumerate(c.intervals) if i != j and m is not None and o is not None]
+        return sum(found), len(found)
+
+    @property
     def consistent(self) -> tuple[int, int]:
         """(pairs of two runs' gains that are consistent, pairs compared)."""
         found = [ok for c in self.cells for _, _, ok in c.pairs()]

@@ -4,8 +4,8 @@ Runs simulated from the interval's own model (each configuration's per-round log
 true gain, one spread for the whole subject, two rounds, twelve configurations a subject), so every interval
 here is as right as the rule can make it. Then a run's point lies inside every other run's interval far less
 often than 95 % (the point is as noisy as the interval it is held against): 84 % with three runs, 72 % with
-five; while two runs' gains are consistent (differ by no more than both intervals allow) 95 % of the time or
-more. That is why agree decides on consistent pairs and only counts the points inside.
+five, and each against each other run's interval 91 %; while two runs' gains are consistent (differ by no
+more than both intervals allow) 95 % of the time or more. That is why agree decides on consistent pairs and only counts the points inside.
 """
 import math
 import random
@@ -26,16 +26,18 @@ def simulated_run(rng: random.Random) -> list:
 
 
 def rates(runs: int, trials: int = 300, seed: int = 7) -> tuple[float, float]:
-    """(share of points inside every other run's interval, share of consistent pairs) over the trials."""
+    """(share of points inside every other run's interval, share of consistent pairs, share of points inside
+    another run's interval, each against each) over the trials."""
     rng = random.Random(seed)
-    inside = points = ok = pairs = 0
+    inside = points = ok = pairs = each = ordered = 0
     for _ in range(trials):
         found = [simulated_run(rng) for _ in range(runs)]
         cells = [GainCell(("k", c, 1), tuple(run[c] for run in found)) for c in range(CELLS)]
         a = Agreement(runs, tuple(cells), (), 0, ())
         inside, points = inside + a.inside[0], points + a.inside[1]
         ok, pairs = ok + a.consistent[0], pairs + a.consistent[1]
-    return inside / points, ok / pairs
+        each, ordered = each + a.inside_pairs[0], ordered + a.inside_pairs[1]
+    return inside / points, ok / pairs, each / ordered
 
 
 def interval(point: float, se: float, df: float = 5.0):
@@ -47,15 +49,17 @@ def interval(point: float, se: float, df: float = 5.0):
 
 class RightIntervals(unittest.TestCase):
     def test_three_runs_points_inside_84_percent_pairs_consistent_95_or_more(self):
-        inside, ok = rates(3)
+        inside, ok, each = rates(3)
         self.assertTrue(0.80 <= inside <= 0.88, inside)  # under AGREE_SHARE: the stricter test fails right runs
         self.assertLess(inside, AGREE_SHARE)
         self.assertGreaterEqual(ok, 0.95)
+        self.assertTrue(0.88 <= each <= 0.94, each)  # each against each: about 91 %, whatever the runs
 
     def test_five_runs_points_inside_even_less(self):
-        inside, ok = rates(5, trials=150)
+        inside, ok, each = rates(5, trials=150)
         self.assertTrue(0.66 <= inside <= 0.78, inside)
         self.assertGreaterEqual(ok, 0.95)
+        self.assertTrue(0.88 <= each <= 0.94, each)
 
 
 class ConsistentPairs(unittest.TestCase):
@@ -82,6 +86,13 @@ class AgreeDecidesOnPairs(unittest.TestCase):
         self.assertEqual(a.inside, (14, 20))  # 70 % inside: the stricter test would say no
         self.assertEqual(a.consistent, (10, 10))
         self.assertTrue(a.agree)
+
+    def test_each_against_each_counts_every_ordered_pair_on_its_own(self):
+        # run 2's 1.045 lies outside both others' intervals; runs 1 and 3 hold each other's point
+        a = self.agreement([(1.0, 1.045, 1.0)])
+        self.assertEqual(a.inside, (0, 3))  # no point inside every other interval
+        self.assertEqual(a.inside_pairs, (2, 6))
+        self.assertEqual(a.consistent, (3, 3))
 
     def test_inconsistent_pairs_beyond_the_share_disagree(self):
         a = self.agreement([(1.0, 1.2)] * 2 + [(1.0, 1.0)] * 8)

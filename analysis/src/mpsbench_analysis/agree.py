@@ -58,6 +58,9 @@ def lines(a: Agreement, paths: list[str]) -> list[str]:
     out.append(f"gains: {inside} of {compared} ({percent_text(inside, compared)}) inside every other run's 95% "
                "interval (stricter: each point is as noisy as the interval it is held against, so even right "
                "intervals fail it far more often than 5%)")
+    inside, compared = a.inside_pairs
+    out.append(f"  each against each: {inside} of {compared} ({percent_text(inside, compared)}) of the gains inside the "
+               "other run's 95% interval (right intervals: about 91%)")
     for cell, i in a.outside()[:LISTED]:
         mine = cell.intervals[i]
         others = ", ".join(f"run {j + 1} {x.point:.2f}x [{x.text}]" for j, x in enumerate(cell.intervals)
