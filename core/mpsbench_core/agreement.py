@@ -4,9 +4,9 @@ What a user runs to check their own cluster: N results files of the same suite, 
 definition (verdict.py, rounds.gain_intervals), then held against each other:
 
 * per configuration measured in mps and timeslice by two runs or more (kernels and applications): each run's
-  MPS gain and whether it falls inside every other run's 95 % interval, and for each two runs whether their
-  gains are **consistent**: differ by no more than their two intervals allow together
-  (intervals.consistent);
+  MPS gain and whether it falls inside every other run's 95 % interval (and, counted each against each,
+  inside each other run's interval on its own), and for each two runs whether their gains are
+  **consistent**: differ by no more than their two intervals allow together (intervals.consistent);
 * per verdict subject and point (a kernel's size, an application's copies per GPU): each run's class (pays
   off, does not, cannot tell); runs **contradict** each other where one says "pays off" and another "does
   not" ("cannot tell" contradicts nothing);
@@ -21,8 +21,9 @@ The runs **agree** when no point is contradicted and at least AGREE_SHARE of the
 consistent; a run whose A/A row is flagged is said, but does not by itself make runs disagree. Not "inside
 every other run's interval": a run's point is as noisy as the interval it is held against, so right
 intervals fail that test far more often than their 5 % (84 % of points inside with three runs, 72 % with
-five: tests/core/test_agreement_rates.py), while 95 % or more of consistent pairs is what right intervals
-give. The share inside is still counted and listed: it shows which runs stand apart.
+five, 91 % each against each: tests/core/test_agreement_rates.py), while 95 % or more of consistent pairs
+is what right intervals give. The shares inside are still counted and listed: they show which runs stand
+apart.
 """
 
 from __future__ import annotations
