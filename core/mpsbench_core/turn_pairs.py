@@ -12,8 +12,10 @@ test; the round-to-round spread still makes every interval (intervals.py).
 
 Two records are paired by repetition (:func:`aligned`) only where the sweep says they took turns in one
 group (each record's ``turn_group``, which the sweep writes beside ``round``), they are one configuration
-(the caller's) of the same round, and every repetition each took is in its samples: none was dropped and
-taken again (a retaken repetition shifts the ones after it to a later turn). Anything else, and every
+(subject, size, ranks per GPU) in two modes of the same round, and every repetition each took is in its
+samples: none was dropped and taken again (a retaken repetition shifts the ones after it to a later turn).
+A ratio between two configurations (mps at k=2 against mps at k=4, or the best of mps against the best of
+timeslice at another k) is paired by round. Anything else, and every
 file written before the sweep recorded turn groups, is paired by round: the log ratio of the medians.
 """
 
@@ -43,10 +45,12 @@ def _retaken(r: Result) -> bool:
 
 
 def aligned(a: Result, b: Result) -> bool:
-    """a's repetition i ran next to b's repetition i: one turn group, the same count, nothing retaken
-    (the caller pairs records of one configuration and round)."""
+    """a's repetition i ran next to b's repetition i: one configuration (subject, size and ranks per GPU;
+    the modes differ) in one turn group, the same count, nothing retaken (the caller pairs records of one
+    round). Two configurations of one group, say mps at k=2 and at k=4, ran their repetitions apart."""
     group = _group(a)
-    return (group is not None and group == _group(b) and a.usable and b.usable
+    same = (a.subject, a.size, a.ranks_per_gpu) == (b.subject, b.size, b.ranks_per_gpu)
+    return (same and group is not None and group == _group(b) and a.usable and b.usable
             and len(a.samples) == len(b.samples) >= 1 and all(x > 0 for x in a.samples + b.samples)
             and not _retaken(a) and not _retaken(b))
 

@@ -58,6 +58,9 @@ class PairedByRepetition(unittest.TestCase):
         cases = {
             "no turn group on one side": (record("mps", MPS), record("timeslice", TIMESLICE, group=None)),
             "different turn groups": (record("mps", MPS, group=0), record("timeslice", TIMESLICE, group=1)),
+            # one group holds every configuration of the round: two of them ran their repetitions apart
+            "another ranks per GPU": (record("mps", MPS, ranks_per_gpu=2), record("timeslice", TIMESLICE)),
+            "another size": (record("mps", MPS, size=128), record("timeslice", TIMESLICE)),
             "different sample counts": (record("mps", MPS), record("timeslice", TIMESLICE[:4])),
             "a CPU-slowed repetition retaken": (record("mps", MPS, **slowed), record("timeslice", TIMESLICE)),
             "a throttled repetition retaken": (record("mps", MPS), record("timeslice", TIMESLICE, **throttled)),
