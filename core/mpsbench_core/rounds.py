@@ -111,31 +111,31 @@ def configs(results: Iterable[Result]) -> list[Config]:
     return [Config(k, tuple(v[i] for i in sorted(v))) for k, v in found.items()]
 
 
-def _common(a: Config, b: Config) -> list[tuple[Result, Result]]:
-    """(a's record, b's record) of every round where both were usable, in round order."""
+def _common(a: Config, b: Config) -> list[tuple[Result, Result, bool]]:
+    """(a's record, b's record, whether they pair by repetition) of every round where both were usable,
+    in round order."""
     ra, rb = ({round_of(r): r for r in c.usable} for c in (a, b))
-    return [(ra[i], rb[i]) for i in sorted(set(ra) & set(rb))]
+    return [(ra[i], rb[i], turn_pairs.aligned(ra[i], rb[i])) for i in sorted(set(ra) & set(rb))]
 
 
 def by_repetition(a: Config, b: Config) -> bool:
     """Whether every round of a / b is paired by repetition (turn_pairs.aligned)."""
     common = _common(a, b)
-    return bool(common) and all(turn_pairs.aligned(x, y) for x, y in common)
+    return bool(common) and all(aligned for _, _, aligned in common)
 
 
 def paired(a: Config, b: Config) -> list[float]:
     """log(a / b) per round where both were usable, in round order: where the two took turns, the median
     of the per-repetition log ratios (turn_pairs.py); else the log ratio of the rounds' medians."""
-    return [turn_pairs.log_ratio(x, y) if turn_pairs.aligned(x, y) else math.log(x.median / y.median)
-            for x, y in _common(a, b)]
+    return [turn_pairs.log_ratio(x, y) if aligned else math.log(x.median / y.median)
+            for x, y, aligned in _common(a, b)]
 
 
 def within(a: Config, b: Config) -> float:
     """The floor of log(a / b)'s standard error from the repetitions inside the rounds: where every round
     is paired by repetition, the root mean square of the rounds' paired noises (turn_pairs.noise) over
     sqrt(rounds); else the two sides' own noises combined (intervals.within_se)."""
-    common = _common(a, b)
-    noises = [turn_pairs.noise(x, y) if turn_pairs.aligned(x, y) else None for x, y in common]
+    noises = [turn_pairs.noise(x, y) if aligned else None for x, y, aligned in _common(a, b)]
     if noises and all(n is not None for n in noises):
         return math.sqrt(math.fsum(n * n for n in noises) / len(noises)) / math.sqrt(len(noises))
     return within_se([a.noise, b.noise])
