@@ -48,12 +48,13 @@ def lines(a: Agreement, paths: list[str]) -> list[str]:
     out.append(f"consistent: {ok} of {pairs} pairs of two runs' gains ({percent_text(ok, pairs)}) differ by no more "
                f"than their two 95% intervals allow together (at least {AGREE_SHARE:.0%} needed; right intervals "
                "give 95% or more)")
-    for cell, i, j in a.inconsistent()[:LISTED]:
+    inconsistent = a.inconsistent()
+    for cell, i, j in inconsistent[:LISTED]:
         x, y = cell.intervals[i], cell.intervals[j]
         out.append(f"  inconsistent: {cell.name}: run {i + 1} {x.point:.2f}x [{x.text}], run {j + 1} {y.point:.2f}x "
                    f"[{y.text}]")
-    if len(a.inconsistent()) > LISTED:
-        out.append(f"  ... and {len(a.inconsistent()) - LISTED} more")
+    if len(inconsistent) > LISTED:
+        out.append(f"  ... and {len(inconsistent) - LISTED} more")
     inside, compared = a.inside
     out.append(f"gains: {inside} of {compared} ({percent_text(inside, compared)}) inside every other run's 95% "
                "interval (stricter: each point is as noisy as the interval it is held against, so even right "
@@ -61,13 +62,14 @@ def lines(a: Agreement, paths: list[str]) -> list[str]:
     inside, compared = a.inside_pairs
     out.append(f"  each against each: {inside} of {compared} ({percent_text(inside, compared)}) of the gains inside the "
                "other run's 95% interval (right intervals: about 91%)")
-    for cell, i in a.outside()[:LISTED]:
+    outside = a.outside()
+    for cell, i in outside[:LISTED]:
         mine = cell.intervals[i]
         others = ", ".join(f"run {j + 1} {x.point:.2f}x [{x.text}]" for j, x in enumerate(cell.intervals)
                            if j != i and x is not None)
         out.append(f"  outside: {cell.name}: run {i + 1} {mine.point:.2f}x against {others}")
-    if len(a.outside()) > LISTED:
-        out.append(f"  ... and {len(a.outside()) - LISTED} more")
+    if len(outside) > LISTED:
+        out.append(f"  ... and {len(outside) - LISTED} more")
     out.append(f"verdicts: {len(a.contradictions)} of {a.judged_points} points judged by two runs or more are "
                "'pays off' in one run and 'does not' in another")
     for c in a.contradictions:
