@@ -55,10 +55,10 @@ def merge(parts, sweep, all_jobs_done):
 
 def relabel(doc, job):
     """A part's results as the merged file holds them: each says the round that measured it (every sweep, 0
-    with one round: the records of one configuration differ only in round) and, in turns, its turn group,
-    and a part whose mode mpsbench
-    ran under another name (mps-mem runs as plain mps clients) says the sweep's mode and the mode's label
-    field its setting (the memory limit), so its results stay apart from the mps results of the same k."""
+    with one round: the records of one configuration differ only in round) and, in turns, its turn group;
+    a part whose mode mpsbench ran under another name (mps-mem runs as plain mps clients) says the sweep's
+    mode and the mode's label field its setting (the memory limit), so its results stay apart from the mps
+    results of the same k."""
     mode = registry.BY_NAME[job.mode]
     extra = {"round": job.round}
     if job.turn_group is not None:  # its repetitions took turns with the group's (core turn_pairs.py)
