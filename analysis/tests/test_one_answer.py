@@ -62,7 +62,7 @@ def test_console_cli_and_report_say_the_same(path: Path) -> None:
         assert html.escape(line, quote=False) in page or html.escape(line) in page
 
 
-WHOLE_PAGES = [p for p in FILES if p.name in ("command1-6.json.gz", "farm-small-kernels.json.gz")]
+WHOLE_PAGES = [p for p in FILES if p.name in ("command1-11.json.gz", "farm-small-kernels.json.gz")]
 
 
 @pytest.mark.parametrize("path", WHOLE_PAGES, ids=[p.name for p in WHOLE_PAGES])

@@ -16,7 +16,7 @@ from mpsbench_core.stats import coefficient_of_variation, jain_fairness, relativ
 
 #: Files the engine wrote (mpsbench, merged by mpsbench-sweep): schema versions 1 to 3, GPU and CPU, a mix.
 RECORDED = ["analysis/tests/data/cpu-np4-matmul.json", "analysis/tests/data/h100-sweep-2026-11-21.json.gz",
-            "analysis/tests/data/h100-mix-2026-11-25.json.gz", "results/h200-2026-11-29/command1-6.json.gz"]
+            "analysis/tests/data/h100-mix-2026-11-25.json.gz", "results/h200-2026-11-29/command1-11.json.gz"]
 WORK = {"flop_per_s": "flop", "byte_per_s": "byte", "item_per_s": "items"}
 
 
