@@ -134,6 +134,27 @@ def test_agree_needs_two_files(tmp_path: Path, capsys) -> None:
     assert "agree needs two results files or more" in capsys.readouterr().err
 
 
+def test_one_run_given_twice_is_refused(tmp_path: Path, capsys) -> None:
+    # the same path twice, or a copy under another name (the .json beside its .json.gz): one run held against
+    # itself agrees whatever its noise
+    a = write(tmp_path, "a.json", run(RUN_A))
+    copy = write(tmp_path, "copy.json", run(RUN_A))
+    b = write(tmp_path, "b.json", run(RUN_B))
+    for argv in ([a, a], [a, b, copy]):
+        assert main(["agree", *map(str, argv)]) == 2
+        err = capsys.readouterr().err
+        assert f"{argv[-1]} holds the same measurements as {a}: one run given twice" in err, err
+    assert main(["agree", str(a), str(b)]) == 0
+
+
+def test_runs_of_other_suites_are_refused(tmp_path: Path, capsys) -> None:
+    # no configuration in common: 0 of 0 pairs is no agreement to report
+    a = write(tmp_path, "a.json", run(RUN_A))
+    other = [dict(r, size=r["size"] * 2) for r in run(RUN_B)]
+    assert main(["agree", str(a), str(write(tmp_path, "other.json", other))]) == 2
+    assert "the runs share no configuration measured in both mps and timeslice" in capsys.readouterr().err
+
+
 def test_files_without_rounds_keep_the_repetitions_rule(tmp_path: Path, capsys) -> None:
     a, b = write(tmp_path, "a.json", run(rounds=1)), write(tmp_path, "b.json", run(rounds=1))
     assert main(["compare", str(a), str(b)]) == 0

@@ -4,7 +4,8 @@ Each file is one run, judged alone and then against the others by core's definit
 (mpsbench_core.agreement): the pairs of two runs' gains that are consistent (differ by no more than their
 two intervals allow), the gains inside every other run's 95 % interval, the points where one run says MPS
 pays off and another that it does not, and each run's A/A row. Exit status 0 when they agree, 1 when they
-do not (the gate a user puts on their own cluster), 2 on bad input.
+do not (the gate a user puts on their own cluster), 2 on bad input: fewer than two files, one run given twice
+(two files with the same measurements), runs that share no configuration measured in mps and timeslice.
 """
 
 from __future__ import annotations
@@ -38,8 +39,32 @@ def agree(paths: list[str], threshold: float | None = None) -> tuple[Agreement, 
     if len(thresholds) > 1:
         raise AnalysisError(f"the runs recorded different gain thresholds ({', '.join(f'{t:g}' for t in sorted(thresholds))}): "
                             "give --threshold to judge them together")
-    found = agreement([rs.records() for rs in sets], thresholds.pop())
+    runs = [rs.records() for rs in sets]
+    _refuse_one_run_twice(runs, paths)
+    found = agreement(runs, thresholds.pop())
+    if found.consistent[1] == 0:
+        raise AnalysisError("the runs share no configuration measured in both mps and timeslice: agree compares "
+                            "runs of one suite (the same kernels, sizes and ranks per GPU)")
     return found, lines(found, paths)
+
+
+def _measured(records: list) -> frozenset:
+    """What a run measured: each record's configuration, round and samples."""
+    return frozenset((r.kind, r.name, r.precision, r.size, r.params, r.mode_label, r.ranks_per_gpu,
+                      r.raw.get("round"), r.samples) for r in records if r.samples)
+
+
+def _refuse_one_run_twice(runs: list[list], paths: list[str]) -> None:
+    """Two files with the same samples are one run (a copy, the .json beside its .json.gz, a path given twice):
+    independent runs never measure the same floating-point figures, and one run held against itself would
+    agree whatever its noise."""
+    seen: dict[frozenset, str] = {}
+    for records, path in zip(runs, paths):
+        measured = _measured(records)
+        if measured and measured in seen:
+            raise AnalysisError(f"{path} holds the same measurements as {seen[measured]}: one run given twice "
+                                "(agree needs independent runs)")
+        seen.setdefault(measured, path)
 
 
 def lines(a: Agreement, paths: list[str]) -> list[str]:
