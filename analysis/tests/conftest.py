@@ -99,3 +99,11 @@ def sweep_schema(monkeypatch):
     validate._validator.cache_clear()
     yield extended
     validate._validator.cache_clear()
+
+
+@pytest.fixture
+def shared_loads():
+    """Each file read and validated once in the test, whatever number of commands read it (fuzzing.shared_loads)."""
+    import fuzzing
+    with fuzzing.shared_loads():
+        yield

@@ -15,7 +15,9 @@ import contextlib
 import copy
 import io
 import json
+import pickle
 import random
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -224,6 +226,45 @@ def write(mutation: Mutation, path: Path) -> Path:
     # surrogatepass: a lone surrogate in the text becomes bytes that are not UTF-8, as in a damaged file
     path.write_bytes(mutation.text.encode("utf-8", "surrogatepass"))
     return path
+
+
+@contextlib.contextmanager
+def shared_loads():
+    """Within the block each file is read and validated once (validate.load_document: schema, values and
+    derived fields, most of a command's time on these small files), not once per command that reads it: the
+    base of every compare, and each mutation that several commands read.  load_document is a function of the
+    file's name and bytes alone, so a later load of the same name and bytes replays what the first gave: a
+    fresh copy of the document, or the same exception (an internal error as much as an AnalysisError), and
+    the warnings it wrote to stderr."""
+    from mpsbench_analysis import loader
+    original = loader.load_document
+    outcomes: dict[tuple[str, bytes], tuple[str, bytes | None, BaseException | None]] = {}
+
+    def load_document(path: Any) -> dict[str, Any]:
+        try:
+            key = (str(path), Path(path).read_bytes())
+        except OSError:
+            return original(path)
+        if key not in outcomes:
+            warnings = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(warnings):
+                    loaded = original(path)
+            except Exception as exc:  # noqa: BLE001 -- replayed as it was raised
+                outcomes[key] = (warnings.getvalue(), None, exc)
+            else:
+                outcomes[key] = (warnings.getvalue(), pickle.dumps(loaded), None)
+        warned, document, error = outcomes[key]
+        sys.stderr.write(warned)
+        if error is not None:
+            raise error
+        return pickle.loads(document)
+
+    loader.load_document = load_document
+    try:
+        yield
+    finally:
+        loader.load_document = original
 
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:

@@ -114,6 +114,7 @@ def bases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[DerivedMu
     return out
 
 
+@pytest.mark.usefixtures("shared_loads")
 @pytest.mark.parametrize("name", list(BASES))
 def test_base_files_load_and_have_derived_fields(bases, name: str) -> None:
     mutator, path = bases[name]
@@ -140,6 +141,7 @@ def test_every_derived_field_is_checked(bases, name: str, tmp_path: Path) -> Non
     assert not accepted, f"{len(accepted)} disagreeing derived fields were accepted:\n" + "\n".join(accepted[:20])
 
 
+@pytest.mark.usefixtures("shared_loads")
 @pytest.mark.parametrize("name", list(BASES))
 def test_fuzz_every_command(bases, name: str, tmp_path: Path) -> None:
     mutator, base = bases[name]
@@ -165,6 +167,7 @@ def test_fuzz_every_command(bases, name: str, tmp_path: Path) -> None:
     assert inconsistent > MUTATIONS // 6
 
 
+@pytest.mark.usefixtures("shared_loads")
 @pytest.mark.parametrize("name", ["app-v3", "mix-v3"])
 def test_fuzz_figures(bases, name: str, tmp_path: Path) -> None:
     """A few mutations that still load, through plot and report (which draw every column)."""

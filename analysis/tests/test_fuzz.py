@@ -77,6 +77,7 @@ def test_fuzz_summary(mutators: dict[str, Mutator], tmp_path: Path) -> None:
     _assert_none(failures)
 
 
+@pytest.mark.usefixtures("shared_loads")
 def test_fuzz_compare_new(mutators: dict[str, Mutator], base_files: dict[str, Path], tmp_path: Path) -> None:
     failures = []
     corrupted = 0
@@ -96,6 +97,7 @@ def test_fuzz_compare_new(mutators: dict[str, Mutator], base_files: dict[str, Pa
     assert corrupted > COMPARE_MUTATIONS // 10  # the gate property was exercised, not skipped
 
 
+@pytest.mark.usefixtures("shared_loads")
 def test_fuzz_compare_base(mutators: dict[str, Mutator], base_files: dict[str, Path], tmp_path: Path) -> None:
     failures = []
     for base, seeds in _both(COMPARE_MUTATIONS):
@@ -139,6 +141,7 @@ def _loading_mutations(mutator: Mutator, count: int, first_seed: int, tmp_path: 
     return out
 
 
+@pytest.mark.usefixtures("shared_loads")
 def test_fuzz_plot(mutators: dict[str, Mutator], tmp_path: Path) -> None:
     failures = []
     for seed, path in _loading_mutations(mutators["cpu"], PLOT_MUTATIONS, 4 * 10**6, tmp_path):
@@ -149,6 +152,7 @@ def test_fuzz_plot(mutators: dict[str, Mutator], tmp_path: Path) -> None:
     _assert_none(failures)
 
 
+@pytest.mark.usefixtures("shared_loads")
 def test_fuzz_report(mutators: dict[str, Mutator], tmp_path: Path) -> None:
     failures = []
     for seed, path in _loading_mutations(mutators["sweep"], REPORT_MUTATIONS, 5 * 10**6, tmp_path):

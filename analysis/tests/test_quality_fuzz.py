@@ -73,6 +73,7 @@ def _cli(argv: list[str]) -> tuple[int, str]:
     return code, err.getvalue()
 
 
+@pytest.mark.usefixtures("shared_loads")
 @pytest.mark.parametrize("schema", ["package", "unaware"])
 def test_mutated_quality_fields(tmp_path: Path, monkeypatch, schema: str) -> None:
     if schema == "unaware":

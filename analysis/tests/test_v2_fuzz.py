@@ -72,6 +72,7 @@ def test_fuzz_version_2_summary_export_crossover(mutator: V2Mutator, tmp_path: P
     assert not failures, f"{len(failures)} failures, e.g.:\n" + "\n".join(failures[:15])
 
 
+@pytest.mark.usefixtures("shared_loads")
 def test_fuzz_version_2_compare(mutator: V2Mutator, base_file: Path, tmp_path: Path) -> None:
     failures = []
     for seed in range(10**6, 10**6 + COMPARE_MUTATIONS):
@@ -89,6 +90,7 @@ def test_fuzz_version_2_compare(mutator: V2Mutator, base_file: Path, tmp_path: P
     assert not failures, f"{len(failures)} failures, e.g.:\n" + "\n".join(failures[:15])
 
 
+@pytest.mark.usefixtures("shared_loads")
 def test_fuzz_version_2_figures(mutator: V2Mutator, tmp_path: Path) -> None:
     """A few mutations that still load, through plot and report (the figures read the new columns)."""
     failures = fuzzing.figure_failures(mutator, 2 * 10**6, FIGURE_MUTATIONS, tmp_path)
