@@ -42,6 +42,7 @@ def test_there_are_files_to_compare() -> None:
     assert len(FILES) >= 20, [str(p) for p in FILES]
 
 
+@pytest.mark.usefixtures("shared_loads")  # the verdict command and recorded_results read each file once
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(REPO)) for p in FILES])
 def test_console_cli_and_report_say_the_same(path: Path) -> None:
     raw = path.read_bytes()

@@ -131,6 +131,7 @@ def test_report_says_each_verdict_sentence_first(tmp_path: Path) -> None:
     assert "lies above 1.25x" in verdict_section
 
 
+@pytest.mark.usefixtures("shared_loads")
 @RECORDED_REPORTS
 @pytest.mark.parametrize("path", ALL_DATA_FILES, ids=[p.name for p in ALL_DATA_FILES])
 def test_every_recorded_file_has_cores_verdict(path: Path, tmp_path: Path) -> None:
