@@ -107,3 +107,11 @@ def shared_loads():
     import fuzzing
     with fuzzing.shared_loads():
         yield
+
+
+@pytest.fixture
+def one_parser():
+    """The command line parser built once in the test, not once per command run (fuzzing.one_parser)."""
+    import fuzzing
+    with fuzzing.one_parser():
+        yield

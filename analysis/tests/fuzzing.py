@@ -267,6 +267,21 @@ def shared_loads():
         loader.load_document = original
 
 
+@contextlib.contextmanager
+def one_parser():
+    """Within the block the command line parser is built once (cli.build_parser: about 1.4 ms, argparse's
+    message lookups), not once per command run in this process.  It depends on nothing the commands read:
+    every run parses its own arguments with it, and a parser keeps no state between parse_args calls."""
+    from mpsbench_analysis import cli
+    original = cli.build_parser
+    parser = original()
+    cli.build_parser = lambda: parser
+    try:
+        yield
+    finally:
+        cli.build_parser = original
+
+
 def run_cli(argv: list[str]) -> tuple[int, str, str]:
     """mpsbench-analyze in this process: exit code, stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()

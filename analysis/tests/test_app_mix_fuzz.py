@@ -30,6 +30,9 @@ from conftest import APP_RUN, MIX_RUN, read_doc
 from fuzzing import Mutation, Mutator, cli_problem, run_cli
 from mpsbench_analysis import AnalysisError, load_results
 
+#: every command of the fuzz parses its arguments with one parser (fuzzing.one_parser)
+pytestmark = pytest.mark.usefixtures("one_parser")
+
 MUTATIONS = 60        # per base file, each through one command and compare
 FIGURE_MUTATIONS = 1  # per base file that loads, through plot and report
 COMMANDS = [["summary"], ["verdict"], ["crossover"], ["export"], ["summary", "--format", "json"]]

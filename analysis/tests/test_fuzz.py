@@ -22,6 +22,9 @@ import fuzzing
 from fuzzing import Mutator, cli_problem as _problem, run_cli as _cli
 from mpsbench_analysis import AnalysisError, load_results
 
+#: every command of the fuzz parses its arguments with one parser (fuzzing.one_parser)
+pytestmark = pytest.mark.usefixtures("one_parser")
+
 SUMMARY_MUTATIONS = 1400
 COMPARE_MUTATIONS = 450  # each side
 EXPORT_MUTATIONS = 200

@@ -25,6 +25,9 @@ from conftest import sweep_results
 from mpsbench_analysis import validate
 from mpsbench_analysis.cli import main
 
+#: every command of the fuzz parses its arguments with one parser (fuzzing.one_parser)
+pytestmark = pytest.mark.usefixtures("one_parser")
+
 MUTATIONS = 80
 NEW_FIELDS = ("noise", "warmup", "clocks")
 NEW_SETTINGS = ("warmup_time_s", "max_noise", "max_time_s", "discard_throttled", "throttle_retries", "clock_threshold")

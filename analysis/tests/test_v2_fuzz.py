@@ -17,6 +17,9 @@ import fuzzing
 from fuzzing import Mutator, cli_problem as _problem, run_cli as _cli
 from mpsbench_analysis import load_results
 
+#: every command of the fuzz parses its arguments with one parser (fuzzing.one_parser)
+pytestmark = pytest.mark.usefixtures("one_parser")
+
 SUMMARY_MUTATIONS = 300
 COMPARE_MUTATIONS = 200
 FIGURE_MUTATIONS = 3
