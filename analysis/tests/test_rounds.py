@@ -147,6 +147,19 @@ def test_one_run_given_twice_is_refused(tmp_path: Path, capsys) -> None:
     assert main(["agree", str(a), str(b)]) == 0
 
 
+def test_a_run_on_another_gpu_model_is_named(tmp_path: Path, capsys) -> None:
+    a = write(tmp_path, "a.json", run(RUN_A))
+    doc = builder.document(run(RUN_B))
+    doc["context"]["gpus"][0]["name"] = "NVIDIA H200"
+    b = builder.write(tmp_path / "b.json", doc)
+    c = write(tmp_path, "c.json", run(3))
+    main(["agree", str(a), str(b), str(c)])
+    out = capsys.readouterr().out
+    assert ('run 2 ran on another device than run 1 (gpus[].name: run 1 "NVIDIA H100 80GB HBM3", run 2 '
+            '"NVIDIA H200"): its gains may differ for real, not by noise') in out
+    assert "run 3 ran on another device" not in out
+
+
 def test_runs_of_other_suites_are_refused(tmp_path: Path, capsys) -> None:
     # no configuration in common: 0 of 0 pairs is no agreement to report
     a = write(tmp_path, "a.json", run(RUN_A))

@@ -10,10 +10,13 @@ do not (the gate a user puts on their own cluster), 2 on bad input: fewer than t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from mpsbench_core.agreement import AGREE_SHARE, Agreement, agreement
 from mpsbench_core.units import format_percent
 from mpsbench_core.verdict import verdict_lines
 
+from .context import context_differences
 from .errors import AnalysisError
 from .loader import load_results
 from .verdicts import threshold_for
@@ -45,7 +48,20 @@ def agree(paths: list[str], threshold: float | None = None) -> tuple[Agreement, 
     if found.consistent[1] == 0:
         raise AnalysisError("the runs share no configuration measured in both mps and timeslice: agree compares "
                             "runs of one suite (the same kernels, sizes and ranks per GPU)")
-    return found, lines(found, paths)
+    return found, lines(found, paths, other_devices([next(iter(rs.contexts.values())) for rs in sets]))
+
+
+def other_devices(contexts: list[dict]) -> list[str]:
+    """A line for each run on another kind of device than run 1 (compare's mismatch fields: the GPU model, the
+    number of GPUs, GPU or CPU): its gains may differ from run 1's for real, not by noise."""
+    out = []
+    for i, ctx in enumerate(contexts[1:], start=2):
+        bad = [d for d in context_differences(contexts[0], ctx) if d.mismatch]
+        if bad:
+            out.append(f"run {i} ran on another device than run 1 ("
+                       + "; ".join(f"{d.field}: run 1 {d.base}, run {i} {d.new}" for d in bad)
+                       + "): its gains may differ for real, not by noise")
+    return out
 
 
 def _measured(records: list) -> frozenset:
@@ -67,8 +83,8 @@ def _refuse_one_run_twice(runs: list[list], paths: list[str]) -> None:
         seen.setdefault(measured, path)
 
 
-def lines(a: Agreement, paths: list[str]) -> list[str]:
-    out = [f"run {i + 1}: {p}" for i, p in enumerate(paths)]
+def lines(a: Agreement, paths: list[str], devices: Sequence[str] = ()) -> list[str]:
+    out = [f"run {i + 1}: {p}" for i, p in enumerate(paths)] + list(devices)
     ok, pairs = a.consistent
     out.append(f"consistent: {ok} of {pairs} pairs of two runs' gains ({percent_text(ok, pairs)}) differ by no more "
                f"than their two 95% intervals allow together (at least {AGREE_SHARE:.0%} needed; right intervals "
