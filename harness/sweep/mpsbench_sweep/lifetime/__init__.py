@@ -15,7 +15,6 @@ Where prctl is missing (not Linux) both calls return False and only the process-
 cleanup remain; harness/sweep/README.md, "Process lifetime", says what is guaranteed.
 """
 import ctypes
-import ctypes.util
 import os
 import signal
 
@@ -25,7 +24,9 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
 try:
-    _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    # The running interpreter's own symbols, libc's among them: ctypes.util.find_library("c") would start
+    # /sbin/ldconfig -p in every sweep process (4 ms and a fork each) to find the libc already loaded.
+    _LIBC = ctypes.CDLL(None, use_errno=True)
     _PRCTL = _LIBC.prctl
     _PRCTL.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     _PRCTL.restype = ctypes.c_int
